@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Runs the same model, batch and threads in PyTorch and in hpcnn, alternately, and prints both
+images/s, their ratio and the project's target for it.
+
+    /usr/bin/python3 bench/compare_pytorch.py --hpcnn-build BUILD_DIR
+        [--models lenet5,alexnet,resnet18,resnet50] [--modes train,infer] [--batch 64]
+        [--threads 2] [--iters 30] [--warmup 10] [--repeat 3]
+        [--torch-python /usr/bin/python3 [--torch-python /opt/torch-pypi/bin/python-torch]]
+        [--peak-gflops X] [--csv FILE] [--markdown]
+
+For every point (model x mode x batch x threads) and each of --repeat rounds it runs the torch
+side (bench/torch_bench.py, a subprocess of each --torch-python) and then hpcnn
+(BUILD_DIR/hpcnn-train or hpcnn-infer --backend dnnl ... --quiet, read back through
+hpcnn-summary --format csv); rounds alternate so that drifting machine load hits both sides.
+Each run reports the median of its per-iteration times; the table shows the median over rounds.
+The first --torch-python is the reference for the targets; further ones are shown beside it.
+The torch side picks NCHW or channels_last by timing both in its first round (column "fmt").
+This script needs no torch itself: any python3 can run it.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH_BENCH = os.path.join(HERE, "torch_bench.py")
+
+# The foundation issue's targets: hpcnn images/s over PyTorch images/s (dnnl, 2 threads, batch 64).
+TARGETS = {
+    ("resnet18", "train"): 1.25,
+    ("resnet50", "train"): 1.25,
+    ("lenet5", "train"): 2.0,
+    ("alexnet", "train"): 1.5,
+    ("resnet18", "infer"): 1.2,
+    ("resnet50", "infer"): 1.2,
+    ("lenet5", "infer"): 1.2,
+    ("alexnet", "infer"): 1.2,
+}
+TARGET_BATCH, TARGET_THREADS = 64, 2
+
+HPCNN_COLUMNS = ["model", "mode", "batch", "threads", "img_per_s", "iter_median_s", "gflops",
+                 "flops_per_image", "params", "load_s", "forward_s", "backward_s", "update_s"]
+
+
+def csv_list(kind):
+    def parse(text):
+        items = [s.strip() for s in text.split(",") if s.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("empty list")
+        return [kind(s) for s in items]
+    return parse
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hpcnn-build", metavar="DIR", help="build directory with hpcnn-train, hpcnn-infer, hpcnn-summary")
+    p.add_argument("--torch-only", action="store_true", help="run only the torch side (no --hpcnn-build needed)")
+    p.add_argument("--models", type=csv_list(str), default=["resnet18", "resnet50", "lenet5", "alexnet"])
+    p.add_argument("--modes", type=csv_list(str), default=["train", "infer"])
+    p.add_argument("--batch", type=csv_list(int), default=[64])
+    p.add_argument("--threads", type=csv_list(int), default=[2])
+    p.add_argument("--iters", type=int, default=30, help="timed iterations of every run (both sides)")
+    p.add_argument("--warmup", type=int, default=10, help="warm-up iterations of every run (both sides)")
+    p.add_argument("--repeat", type=int, default=3, help="alternating rounds per point")
+    p.add_argument("--image-size", type=int, default=None, help="default: hpcnn's size for each model")
+    p.add_argument("--backend", default="dnnl")
+    p.add_argument("--torch-python", action="append", metavar="PATH",
+                   help="interpreter for the torch side; repeat for more (default /usr/bin/python3)")
+    p.add_argument("--memory-format", choices=("auto", "nchw", "channels_last"), default="auto",
+                   help="torch side: auto picks the faster in the first round")
+    p.add_argument("--peak-gflops", type=float, default=None,
+                   help="FP32 FMA peak of the threads used (bench/fma_peak), for the %%peak column")
+    p.add_argument("--csv", metavar="FILE", help="also write every run (not only medians) as CSV")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    p.add_argument("--verbose", action="store_true", help="print every command")
+    args = p.parse_args(argv)
+    if not args.torch_only and not args.hpcnn_build:
+        p.error("--hpcnn-build DIR is required (or --torch-only)")
+    if args.hpcnn_build:
+        args.hpcnn_build = os.path.abspath(args.hpcnn_build)
+        for exe in ("hpcnn-train", "hpcnn-infer", "hpcnn-summary"):
+            if not os.access(os.path.join(args.hpcnn_build, exe), os.X_OK):
+                p.error(f"{exe} not found in {args.hpcnn_build} (build it first)")
+    for m in args.modes:
+        if m not in ("train", "infer"):
+            p.error(f"--modes: unknown mode {m!r} (train, infer)")
+    args.torch_python = args.torch_python or ["/usr/bin/python3"]
+    if args.repeat < 1 or args.iters < 1:
+        p.error("--repeat and --iters must be positive")
+    return args
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_torch(args, python, model, mode, batch, threads, fmt):
+    cmd = [python, TORCH_BENCH, "--model", model, "--mode", mode, "--batch", str(batch),
+           "--threads", str(threads), "--iters", str(args.iters), "--warmup", str(args.warmup),
+           "--memory-format", fmt]
+    if args.image_size:
+        cmd += ["--image-size", str(args.image_size)]
+    if args.verbose:
+        log("  $ " + " ".join(cmd))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"torch side failed ({' '.join(cmd)}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def hpcnn_command(args, model, mode, batch, threads, outdir):
+    exe = os.path.join(args.hpcnn_build, "hpcnn-train" if mode == "train" else "hpcnn-infer")
+    cmd = [exe, "--model", model, "--backend", args.backend, "--batch", str(batch),
+           "--threads", str(threads), "--iters", str(args.iters), "--warmup", str(args.warmup),
+           "--output", outdir, "--quiet"]
+    if args.image_size:
+        cmd += ["--image-size", str(args.image_size)]
+    return cmd
+
+
+def read_summary(build, outdir):
+    cmd = [os.path.join(build, "hpcnn-summary"), "--format", "csv", "--columns", ",".join(HPCNN_COLUMNS), outdir]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"hpcnn-summary failed ({' '.join(cmd)}):\n{proc.stderr[-3000:]}")
+    rows = list(csv.reader(io.StringIO(proc.stdout)))
+    rows = [r for r in rows if r and not r[0].startswith("#")]
+    if len(rows) < 2:
+        raise RuntimeError(f"hpcnn-summary printed no point:\n{proc.stdout}")
+    # Header cells may carry units ("img_per_s (images/s)"): keep the field name.
+    header = [h.strip().split(" ")[0].split("[")[0].split("(")[0] for h in rows[0]]
+    rec = dict(zip(header, rows[-1]))
+    out = {}
+    for k in HPCNN_COLUMNS:
+        v = rec.get(k, "")
+        try:
+            out[k] = float(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def run_hpcnn(args, model, mode, batch, threads):
+    outdir = tempfile.mkdtemp(prefix="hpcnn-cmp-")
+    try:
+        cmd = hpcnn_command(args, model, mode, batch, threads, outdir)
+        if args.verbose:
+            log("  $ " + " ".join(cmd))
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"hpcnn failed ({' '.join(cmd)}):\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+        rec = read_summary(args.hpcnn_build, outdir)
+        rec["side"] = "hpcnn"
+        return rec
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_num(x, spec=".1f"):
+    return "-" if x is None or x != x else format(x, spec)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    log(f"compare_pytorch: {started}, load average {os.getloadavg()[0]:.2f}")
+    points = [(m, mode, b, t) for m in args.models for mode in args.modes for b in args.batch for t in args.threads]
+    all_runs = []
+    results = []
+    for (model, mode, batch, threads) in points:
+        torch_ips = [[] for _ in args.torch_python]
+        torch_info = [None for _ in args.torch_python]
+        formats = [args.memory_format for _ in args.torch_python]
+        hp_ips, hp_last, pair_ratios = [], None, []
+        log(f"{model} {mode} batch {batch} threads {threads}")
+        for r in range(args.repeat):
+            round_torch = []
+            for i, py in enumerate(args.torch_python):
+                res = run_torch(args, py, model, mode, batch, threads, formats[i])
+                formats[i] = res["memory_format"]  # auto -> the winner, kept for later rounds
+                torch_ips[i].append(res["img_per_s"])
+                torch_info[i] = res
+                round_torch.append(res["img_per_s"])
+                all_runs.append(dict(res, round=r, loadavg=os.getloadavg()[0]))
+            line = f"  round {r + 1}: torch " + " / ".join(f"{x:.1f}" for x in round_torch)
+            if not args.torch_only:
+                hp = run_hpcnn(args, model, mode, batch, threads)
+                hp_ips.append(hp["img_per_s"])
+                hp_last = hp
+                pair_ratios.append(hp["img_per_s"] / round_torch[0])
+                all_runs.append(dict(hp, round=r, loadavg=os.getloadavg()[0]))
+                line += f", hpcnn {hp['img_per_s']:.1f} img/s (ratio {pair_ratios[-1]:.2f})"
+            log(line)
+        t_med = [median(x) for x in torch_ips]
+        h_med = median(hp_ips) if hp_ips else None
+        ratio = h_med / t_med[0] if h_med else None
+        target = TARGETS.get((model, mode)) if (batch, threads) == (TARGET_BATCH, TARGET_THREADS) else None
+        verdict = "-" if target is None or ratio is None else ("PASS" if ratio >= target else "MISS")
+        gflops = None
+        if hp_last and isinstance(hp_last.get("flops_per_image"), float) and h_med:
+            gflops = hp_last["flops_per_image"] * h_med * 1e-9
+        results.append(dict(model=model, mode=mode, batch=batch, threads=threads, torch=t_med,
+                            torch_versions=[ti["torch"] for ti in torch_info], formats=formats,
+                            hpcnn=h_med, ratio=ratio, pair_ratios=pair_ratios, target=target,
+                            verdict=verdict, gflops=gflops,
+                            flops_per_image=hp_last.get("flops_per_image") if hp_last else None))
+
+    # ---------------------------------------------------------------- the table
+    versions = results[0]["torch_versions"] if results else []
+    head = ["model", "mode", "batch", "thr", f"torch {versions[0] if versions else ''} img/s", "fmt"]
+    if not args.torch_only:
+        head += ["hpcnn img/s", "ratio", "ratio range", "target", "result", "hpcnn GFLOP/s"]
+        if args.peak_gflops:
+            head += ["% peak"]
+    for v in versions[1:]:
+        head += [f"torch {v} img/s", "fmt", "hpcnn/this" if not args.torch_only else ""]
+    rows = []
+    for r in results:
+        row = [r["model"], r["mode"], str(r["batch"]), str(r["threads"]), fmt_num(r["torch"][0]), r["formats"][0]]
+        if not args.torch_only:
+            rng = f"{min(r['pair_ratios']):.2f}-{max(r['pair_ratios']):.2f}" if r["pair_ratios"] else "-"
+            row += [fmt_num(r["hpcnn"]), fmt_num(r["ratio"], ".2f"), rng,
+                    fmt_num(r["target"], ".2f") if r["target"] else "-", r["verdict"], fmt_num(r["gflops"])]
+            if args.peak_gflops:
+                row += [fmt_num(100 * r["gflops"] / args.peak_gflops if r["gflops"] else None, ".0f")]
+        for i in range(1, len(r["torch"])):
+            other = r["torch"][i]
+            row += [fmt_num(other), r["formats"][i],
+                    fmt_num(r["hpcnn"] / other, ".2f") if r["hpcnn"] and not args.torch_only else ""]
+        rows.append(row)
+    if args.markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join("---" if i < 4 or h in ("fmt", "result") else "---:" for i, h in enumerate(head)) + "|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+        print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
+        for row in rows:
+            print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+    print(f"# {started}; medians of {args.repeat} alternating rounds of {args.iters} timed iterations "
+          f"(after {args.warmup} warm-up) per side; ratio = hpcnn / torch {versions[0] if versions else ''}; "
+          f"ratio range = per-round ratios; load average at the end {os.getloadavg()[0]:.2f}")
+
+    if args.csv:
+        keys = sorted({k for run in all_runs for k in run})
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            for run in all_runs:
+                w.writerow({k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in run.items()})
+    missed = any(r["verdict"] == "MISS" for r in results)
+    return 1 if (args.strict and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+// DnnlBackend: oneDNN primitives on the CPU, activations in the blocked layouts oneDNN prefers.
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "engine/cpu_backend.hpp"
+#include "engine/errors.hpp"
+#include "kernels/dnnl/dnnl_backend.hpp"
+#include "kernels/dnnl/layout.hpp"
+#include "kernels/dnnl/ops.hpp"
+
+namespace hpcnn {
+namespace {
+
+using namespace dnnl_impl;
+
+std::string version_string() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "unknown";
+  }
+}
+
+class DnnlBackend final : public CpuBackend {
+ public:
+  DnnlBackend() : ctx_(std::make_shared<Context>()), copier_(ctx_) {
+    if (const char* e = std::getenv("HPCNN_DNNL_CONV_ALGO")) {
+      const std::string v = e;
+      if (v == "direct") ctx_->conv_algorithm = ConvAlgorithm::Direct;
+      else if (v != "auto" && !v.empty())
+        throw UsageError("HPCNN_DNNL_CONV_ALGO must be 'direct' or 'auto', not '" + v + "'");
+    }
+  }
+
+  std::string name() const override { return "dnnl"; }
+
+  void allocate(Tensor& t) override {
+    if (!t.layout) return CpuBackend::allocate(t);
+    t.bytes = desc_of(t).get_size();
+    t.storage = aligned_host_alloc(t.bytes);
+    t.data = static_cast<float*>(t.storage.get());
+  }
+
+  void write_plain(Tensor& t, const float* host_nchw) override {
+    if (!t.layout) return CpuBackend::write_plain(t, host_nchw);
+    copier_.run(host_nchw, plain_desc(t.shape), t.data, desc_of(t));
+  }
+
+  void read_plain(const Tensor& t, float* host_nchw) override {
+    if (!t.layout) return CpuBackend::read_plain(t, host_nchw);
+    copier_.run(t.data, desc_of(t), host_nchw, plain_desc(t.shape));
+  }
+
+  void set_zero(Tensor& t) override {
+    if (!t.layout) return CpuBackend::set_zero(t);
+    std::memset(t.data, 0, desc_of(t).get_size());
+  }
+
+  void accumulate(Tensor& dst, const Tensor& src) override {
+    const memory::desc dd = desc_of(dst), sd = desc_of(src);
+    if (dd == sd) return add_floats(dst.data, src.data, dd.get_size() / sizeof(float));
+    float* tmp = scratch_.reserve(dd.get_size());
+    copier_.run(src.data, sd, tmp, dd);
+    add_floats(dst.data, tmp, dd.get_size() / sizeof(float));
+  }
+
+  std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src, Mode mode,
+                              Tensor& dst) override {
+    switch (node.kind) {
+      case OpKind::Conv: return make_conv(ctx_, node, src, mode, dst);
+      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst);
+      case OpKind::Relu:
+      case OpKind::Tanh: return make_eltwise(ctx_, node, src, mode, dst);
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalAvgPool: return make_pooling(ctx_, node, src, mode, dst);
+      case OpKind::Lrn: return make_lrn(ctx_, node, src, mode, dst);
+      case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst);
+      case OpKind::Add: return make_add(ctx_, node, src, mode, dst);
+      case OpKind::Flatten: return make_flatten(ctx_, node, src, mode, dst);
+      case OpKind::Dropout: return make_dropout(ctx_, node, src, mode, dst);
+      case OpKind::SoftmaxCrossEntropy: return make_softmax_xent(ctx_, node, src, mode, dst);
+      case OpKind::Input: break;
+    }
+    throw std::runtime_error("dnnl backend: no operator for node '" + node.name + "' (" +
+                             op_kind_name(node.kind) + ")");
+  }
+
+  void synchronize() override { ctx_->stream.wait(); }
+
+  void set_threads(int n) override {
+    if (n > 0) omp_set_num_threads(n);
+  }
+  int threads() const override { return omp_get_max_threads(); }
+
+  LibraryVersions versions() const override {
+    return {{"oneDNN", version_string()},
+            {"oneDNN_isa", isa_name(dnnl::get_effective_cpu_isa())},
+            {"oneDNN_conv_algorithm",
+             ctx_->conv_algorithm == ConvAlgorithm::Auto ? "auto (winograd for 3x3/s1)" : "direct"}};
+  }
+
+ private:
+  ContextPtr ctx_;
+  Copier copier_;
+  Buffer scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_dnnl_backend() { return std::make_unique<DnnlBackend>(); }
+
+void register_dnnl_backend() {
+  register_backend({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend});
+}
+
+}  // namespace hpcnn

@@ -1,0 +1,173 @@
+// Convolution: forward, backward data and backward weights (with bias) as oneDNN primitives.
+// Activations and weights use the formats the forward primitive prefers (format_tag::any); the
+// canonical OIHW weights are reordered each step, diff weights reordered back to OIHW. 3x3 stride-1
+// layers may use Winograd (Context::conv_algorithm).
+#include <string>
+
+#include "kernels/dnnl/ops.hpp"
+
+namespace hpcnn::dnnl_impl {
+namespace {
+
+using namespace dnnl;
+
+class ConvOp final : public Op {
+ public:
+  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst)
+      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias) {
+    const OpAttr& a = node.attr;
+    const Shape in = src.shape;
+    dst.shape = Shape{in.n, node.out.c, node.out.h, node.out.w};
+    const Shape out = dst.shape;
+    const memory::dims wdims = {out.c, in.c, a.kh, a.kw};
+    const memory::dims strides = {a.sh, a.sw}, pad_l = {a.ph, a.pw},
+                       pad_r = {(out.h - 1) * a.sh + a.kh - in.h - a.ph,
+                                (out.w - 1) * a.sw + a.kw - in.w - a.pw};
+    const memory::desc w_any(wdims, dt::f32, tag::any), b_desc({out.c}, dt::f32, tag::x);
+    const memory::desc w_plain(wdims, dt::f32, tag::oihw);
+    weight_count_ = static_cast<std::size_t>(out.c) * in.c * a.kh * a.kw;
+
+    const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
+    auto make_fwd = [&] {
+      auto d = bias_ ? convolution_forward::desc(prop, alg_, any_desc(in), w_any, b_desc,
+                                                 any_desc(out), strides, pad_l, pad_r)
+                     : convolution_forward::desc(prop, alg_, any_desc(in), w_any, any_desc(out),
+                                                 strides, pad_l, pad_r);
+      return convolution_forward::primitive_desc(d, c->engine);
+    };
+    // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
+    // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
+    // Winograd where its heuristics expect it to be faster (about 2x on AVX-512 for ResNet and
+    // AlexNet shapes, fwd and bwd), unless the context asks for direct convolution only.
+    alg_ = algorithm::convolution_direct;
+    if (c->conv_algorithm == ConvAlgorithm::Auto && a.kh == 3 && a.kw == 3 && a.sh == 1 &&
+        a.sw == 1 && in.c >= 16 && out.c >= 16 && out.h >= 4 && out.w >= 4) {
+      alg_ = algorithm::convolution_auto;
+      fwd_pd_ = make_fwd();
+      if (std::string(fwd_pd_.impl_info_str()).find("wino") == std::string::npos)
+        alg_ = algorithm::convolution_direct;
+    }
+    if (alg_ == algorithm::convolution_direct) fwd_pd_ = make_fwd();
+    fwd_ = convolution_forward(fwd_pd_);
+    dst.layout = make_layout(fwd_pd_.dst_desc(), out);
+
+    src_in_ = Converter(c, fwd_pd_.src_desc());
+    w_in_ = Converter(c, fwd_pd_.weights_desc());
+    w_plain_ = w_plain;
+    src_m_ = Mem(*c, fwd_pd_.src_desc());
+    w_m_ = Mem(*c, fwd_pd_.weights_desc());
+    b_m_ = Mem(*c, b_desc);
+    dst_m_ = Mem(*c, fwd_pd_.dst_desc());
+    if (!train_) return;
+
+    // Backward data: diff_src and weights in the formats it likes (for a plain 3-channel input
+    // the forward's nchw src would get only the reference implementation; a blocked diff_src
+    // plus one reorder is much faster).
+    auto make_bd = [&](const memory::desc& diff_dst_d) {
+      auto d = convolution_backward_data::desc(alg_, any_desc(in), w_any,
+                                               diff_dst_d, strides, pad_l, pad_r);
+      return convolution_backward_data::primitive_desc(d, c->engine, fwd_pd_);
+    };
+    bwd_data_pd_ = make_bd(fwd_pd_.dst_desc());
+    if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(out));
+    bwd_data_ = convolution_backward_data(bwd_data_pd_);
+    bd_w_in_ = Converter(c, bwd_data_pd_.weights_desc());
+    bd_diff_dst_in_ = Converter(c, bwd_data_pd_.diff_dst_desc());
+    bd_diff_src_out_ = Converter(c, bwd_data_pd_.diff_src_desc());
+    bd_w_m_ = Mem(*c, bwd_data_pd_.weights_desc());
+    bd_diff_dst_m_ = Mem(*c, bwd_data_pd_.diff_dst_desc());
+    bd_diff_src_m_ = Mem(*c, bwd_data_pd_.diff_src_desc());
+
+    // Backward weights (and bias): with the forward's src/diff_dst formats when oneDNN has an
+    // optimized implementation for them, else with the formats it prefers (small-channel layers
+    // with a plain src would otherwise get the reference implementation).
+    auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
+      auto d = bias_ ? convolution_backward_weights::desc(alg_, src_d,
+                                                          w_any, b_desc, diff_dst_d, strides, pad_l,
+                                                          pad_r)
+                     : convolution_backward_weights::desc(alg_, src_d,
+                                                          w_any, diff_dst_d, strides, pad_l, pad_r);
+      return convolution_backward_weights::primitive_desc(d, c->engine, fwd_pd_);
+    };
+    bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), fwd_pd_.dst_desc());
+    if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(in), any_desc(out));
+    bwd_w_ = convolution_backward_weights(bwd_w_pd_);
+    bw_src_in_ = Converter(c, bwd_w_pd_.src_desc());
+    bw_diff_dst_in_ = Converter(c, bwd_w_pd_.diff_dst_desc());
+    bw_dw_out_ = Converter(c, bwd_w_pd_.diff_weights_desc());
+    bw_src_m_ = Mem(*c, bwd_w_pd_.src_desc());
+    bw_diff_dst_m_ = Mem(*c, bwd_w_pd_.diff_dst_desc());
+    bw_dw_m_ = Mem(*c, bwd_w_pd_.diff_weights_desc());
+    bw_db_m_ = Mem(*c, b_desc);
+  }
+
+  void forward(const OpContext& x) override {
+    src_ = src_in_.get(*x.src[0]);
+    const float* w = w_ = w_in_.get(x.weights, w_plain_);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
+                                            {DNNL_ARG_WEIGHTS, w_m_.bind(w)},
+                                            {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
+    if (bias_) args[DNNL_ARG_BIAS] = b_m_.bind(x.weights + weight_count_);
+    execute(*ctx_, fwd_, args);
+  }
+
+  void backward(const OpContext& x) override {
+    // Weights first: oneDNN's threading keeps the src/diff_dst of the forward hot.
+    const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);
+    float* dw = bw_dw_out_.target(x.diff_weights, w_plain_);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, bw_src_m_.bind(src)},
+        {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_in_.get(*x.diff_dst))},
+        {DNNL_ARG_DIFF_WEIGHTS, bw_dw_m_.bind(dw)}};
+    if (bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
+    execute(*ctx_, bwd_w_, args);
+    bw_dw_out_.finish(x.diff_weights, w_plain_);
+
+    Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
+    if (!ds) return;
+    float* out = bd_diff_src_out_.target(*ds);
+    execute(*ctx_, bwd_data_,
+            {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(bd_diff_dst_in_.get(*x.diff_dst))},
+             {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_weights(x))},
+             {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
+    bd_diff_src_out_.finish(*ds);
+  }
+
+ private:
+  // The weights in the backward-data format: the forward's copy when the formats agree (the
+  // weights do not change between forward and backward of one step).
+  const float* bd_weights(const OpContext& x) {
+    return bd_w_in_.want() == w_in_.want() ? w_ : bd_w_in_.get(x.weights, w_plain_);
+  }
+
+  ContextPtr ctx_;
+  bool train_, bias_;
+  dnnl::algorithm alg_ = dnnl::algorithm::convolution_direct;
+  std::size_t weight_count_ = 0;
+  memory::desc w_plain_;
+  const float* src_ = nullptr;  // the forward's (possibly reordered) src, reused by backward
+  const float* w_ = nullptr;    // the forward's (possibly reordered) weights
+
+  convolution_forward::primitive_desc fwd_pd_;
+  convolution_forward fwd_;
+  Converter src_in_, w_in_;
+  Mem src_m_, w_m_, b_m_, dst_m_;
+
+  convolution_backward_data::primitive_desc bwd_data_pd_;
+  convolution_backward_data bwd_data_;
+  Converter bd_w_in_, bd_diff_dst_in_, bd_diff_src_out_;
+  Mem bd_w_m_, bd_diff_dst_m_, bd_diff_src_m_;
+
+  convolution_backward_weights::primitive_desc bwd_w_pd_;
+  convolution_backward_weights bwd_w_;
+  Converter bw_src_in_, bw_diff_dst_in_, bw_dw_out_;
+  Mem bw_src_m_, bw_diff_dst_m_, bw_dw_m_, bw_db_m_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
+  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst);
+}
+
+}  // namespace hpcnn::dnnl_impl

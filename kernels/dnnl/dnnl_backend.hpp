@@ -1,0 +1,15 @@
+// The oneDNN backend's public face: a factory and the registration hook called by
+// engine/builtin_backends.cpp. Everything else of kernels/dnnl/ (and every oneDNN header) stays
+// private to that folder.
+#pragma once
+
+#include <memory>
+
+#include "engine/backend.hpp"
+
+namespace hpcnn {
+
+std::unique_ptr<Backend> make_dnnl_backend();
+void register_dnnl_backend();
+
+}  // namespace hpcnn

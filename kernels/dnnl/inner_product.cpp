@@ -1,0 +1,142 @@
+// Fully connected layers as oneDNN inner products. The src (possibly blocked 4-D)
+// layout is reordered to plain NCHW, so that the GEMM runs on the canonical [O][C*H*W] weights
+// without any weight reorder (falling back to the formats the primitive prefers); dst is plain
+// {n, O} = NCHW {n, O, 1, 1}.
+#include "kernels/dnnl/ops.hpp"
+
+namespace hpcnn::dnnl_impl {
+namespace {
+
+using namespace dnnl;
+
+class InnerProductOp final : public Op {
+ public:
+  InnerProductOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst)
+      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias) {
+    const Shape in = src.shape;
+    const int outs = node.attr.out_channels;
+    dst.shape = Shape{in.n, outs, 1, 1};
+    dst.layout = nullptr;
+    weight_count_ = static_cast<std::size_t>(outs) * in.per_sample();
+    const memory::dims wdims = {outs, in.c, in.h, in.w};
+    const memory::desc src_d = desc_of(src), w_any(wdims, dt::f32, tag::any),
+                       b_d({outs}, dt::f32, tag::x), dst_d({in.n, outs}, dt::f32, tag::nc);
+    w_plain_ = memory::desc(wdims, dt::f32, tag::oihw);
+    const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
+    auto make_fwd = [&](const memory::desc& s, const memory::desc& w) {
+      auto d = bias_ ? inner_product_forward::desc(prop, s, w, b_d, dst_d)
+                     : inner_product_forward::desc(prop, s, w, dst_d);
+      return inner_product_forward::primitive_desc(d, c->engine);
+    };
+    // Plain src and plain (canonical) weights first: a GEMM on them needs no weight reorders, which
+    // for large layers (AlexNet's 4096x4096) cost about as much as the GEMM, while reordering the
+    // activation (batch x C*H*W) is cheap. Otherwise the src as it comes with the weights format
+    // the primitive prefers, and as a last resort both chosen by the primitive.
+    fwd_pd_ = make_fwd(plain_desc(in), w_plain_);
+    if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(src_d, w_any);
+    if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(any_desc(in), w_any);
+    const memory::desc w_fwd = fwd_pd_.weights_desc();
+    fwd_ = inner_product_forward(fwd_pd_);
+    src_in_ = Converter(c, fwd_pd_.src_desc());
+    w_in_ = Converter(c, fwd_pd_.weights_desc());
+    src_m_ = Mem(*c, fwd_pd_.src_desc());
+    w_m_ = Mem(*c, fwd_pd_.weights_desc());
+    b_m_ = Mem(*c, b_d);
+    dst_m_ = Mem(*c, dst_d);
+    if (!train_) return;
+
+    // Backward in the forward's formats when that has an optimized implementation.
+    auto make_bd = [&](const memory::desc& w) {
+      return inner_product_backward_data::primitive_desc(
+          inner_product_backward_data::desc(fwd_pd_.src_desc(), w, dst_d), c->engine, fwd_pd_);
+    };
+    bd_pd_ = make_bd(w_fwd);
+    if (is_reference_impl(bd_pd_)) bd_pd_ = make_bd(w_any);
+    bwd_data_ = inner_product_backward_data(bd_pd_);
+    bd_w_in_ = Converter(c, bd_pd_.weights_desc());
+    bd_diff_src_out_ = Converter(c, bd_pd_.diff_src_desc());
+    bd_w_m_ = Mem(*c, bd_pd_.weights_desc());
+    bd_diff_src_m_ = Mem(*c, bd_pd_.diff_src_desc());
+
+    auto make_bw = [&](const memory::desc& w) {
+      auto d = bias_ ? inner_product_backward_weights::desc(fwd_pd_.src_desc(), w, b_d, dst_d)
+                     : inner_product_backward_weights::desc(fwd_pd_.src_desc(), w, dst_d);
+      return inner_product_backward_weights::primitive_desc(d, c->engine, fwd_pd_);
+    };
+    bw_pd_ = make_bw(w_fwd);
+    if (is_reference_impl(bw_pd_)) bw_pd_ = make_bw(w_any);
+    bwd_w_ = inner_product_backward_weights(bw_pd_);
+    bw_src_in_ = Converter(c, bw_pd_.src_desc());
+    bw_dw_out_ = Converter(c, bw_pd_.diff_weights_desc());
+    bw_src_m_ = Mem(*c, bw_pd_.src_desc());
+    bw_dw_m_ = Mem(*c, bw_pd_.diff_weights_desc());
+    bw_db_m_ = Mem(*c, b_d);
+    diff_dst_plain_ = Converter(c, plain_desc(dst.shape));
+    diff_dst_m_ = Mem(*c, dst_d);
+  }
+
+  void forward(const OpContext& x) override {
+    src_ = src_in_.get(*x.src[0]);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src_m_.bind(src_)},
+        {DNNL_ARG_WEIGHTS, w_m_.bind(w_ = w_in_.get(x.weights, w_plain_))},
+        {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
+    if (bias_) args[DNNL_ARG_BIAS] = b_m_.bind(x.weights + weight_count_);
+    execute(*ctx_, fwd_, args);
+  }
+
+  void backward(const OpContext& x) override {
+    memory& diff_dst = diff_dst_m_.bind(diff_dst_plain_.get(*x.diff_dst));
+    const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);
+    float* dw = bw_dw_out_.target(x.diff_weights, w_plain_);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, bw_src_m_.bind(src)},
+                                            {DNNL_ARG_DIFF_DST, diff_dst},
+                                            {DNNL_ARG_DIFF_WEIGHTS, bw_dw_m_.bind(dw)}};
+    if (bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
+    execute(*ctx_, bwd_w_, args);
+    bw_dw_out_.finish(x.diff_weights, w_plain_);
+
+    Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
+    if (!ds) return;
+    float* out = bd_diff_src_out_.target(*ds);
+    execute(*ctx_, bwd_data_,
+            {{DNNL_ARG_DIFF_DST, diff_dst},
+             {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_w_in_.want() == w_in_.want()
+                                                ? w_
+                                                : bd_w_in_.get(x.weights, w_plain_))},
+             {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
+    bd_diff_src_out_.finish(*ds);
+  }
+
+ private:
+  ContextPtr ctx_;
+  bool train_, bias_;
+  std::size_t weight_count_ = 0;
+  memory::desc w_plain_;
+  const float* src_ = nullptr;  // forward's src and weights in the primitive's formats
+  const float* w_ = nullptr;
+
+  inner_product_forward::primitive_desc fwd_pd_;
+  inner_product_forward fwd_;
+  Converter src_in_, w_in_;
+  Mem src_m_, w_m_, b_m_, dst_m_;
+
+  inner_product_backward_data::primitive_desc bd_pd_;
+  inner_product_backward_data bwd_data_;
+  Converter bd_w_in_, bd_diff_src_out_;
+  Mem bd_w_m_, bd_diff_src_m_;
+
+  inner_product_backward_weights::primitive_desc bw_pd_;
+  inner_product_backward_weights bwd_w_;
+  Converter bw_src_in_, bw_dw_out_, diff_dst_plain_;
+  Mem bw_src_m_, bw_dw_m_, bw_db_m_, diff_dst_m_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_inner_product(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
+                                       Tensor& dst) {
+  return std::make_unique<InnerProductOp>(c, node, *src[0], mode, dst);
+}
+
+}  // namespace hpcnn::dnnl_impl

@@ -1,0 +1,43 @@
+# hpcnn_cuda.m4: HPCNN_CHECK_CUDA, the CUDA runtime and cuBLAS, plus nvcc. Optional.
+# Without DIR it looks in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /opt/cuda and next to the
+# nvcc found on PATH. Probes cuda_runtime.h + libcudart and cublas_v2.h + libcublas by linking
+# (no GPU is needed for that). CUDA_LDFLAGS carries -Wl,-rpath to the CUDA library folder.
+# Sets CUDA_CPPFLAGS, CUDA_LDFLAGS, CUDA_LIBS, CUDA_HOME, NVCC, NVCCFLAGS, HAVE_CUDA.
+# cuDNN (hpcnn_cudnn.m4) and NCCL (hpcnn_nccl.m4) build on this one.
+m4_define([hpcnn_cuda_prog], [[#include <cuda_runtime.h>
+#include <cublas_v2.h>]])
+m4_define([hpcnn_cuda_body], [[int n = 0; cudaGetDeviceCount(&n);
+  cublasHandle_t h; if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) cublasDestroy(h);]])
+
+AC_DEFUN([HPCNN_CHECK_CUDA], [
+HPCNN_WITH([cuda], [CUDA], [CUDA toolkit with cuBLAS, DIR defaults to /usr/local/cuda])
+AC_ARG_VAR([NVCC], [CUDA compiler (default: DIR/bin/nvcc)])
+AC_ARG_VAR([NVCCFLAGS], [flags for nvcc (default: -O3 -std=c++20)])
+CUDA_HOME=
+AS_IF([test "$hpcnn_CUDA_want" != no], [
+  AS_IF([test -n "$hpcnn_CUDA_dir"], [hpcnn_dirs=$hpcnn_CUDA_dir], [
+    hpcnn_nvcc_dir=
+    hpcnn_nvcc=`command -v nvcc 2>/dev/null` && hpcnn_nvcc_dir=`dirname "$hpcnn_nvcc"`/..
+    hpcnn_dirs="$CUDA_HOME $CUDA_PATH /usr/local/cuda /opt/cuda $hpcnn_nvcc_dir"
+  ])
+  for hpcnn_d in $hpcnn_dirs; do
+    AS_IF([test "$hpcnn_have_CUDA" != yes && test -f "$hpcnn_d/include/cuda_runtime.h"], [
+      HPCNN_LIBDIR([$hpcnn_d])
+      HPCNN_TRY([CUDA], [$hpcnn_d], [-I$hpcnn_d/include], [-L$hpcnn_libdir],
+        [-lcublas -lcudart], [hpcnn_cuda_prog], [hpcnn_cuda_body])
+      AS_IF([test "$hpcnn_have_CUDA" = yes], [CUDA_HOME=$hpcnn_d])
+    ])
+  done
+  AS_IF([test "$hpcnn_have_CUDA" = yes && test -z "$NVCC"], [
+    AC_PATH_PROG([NVCC], [nvcc], [], [$CUDA_HOME/bin:$PATH])
+  ])
+  AS_IF([test "$hpcnn_have_CUDA" = yes], [
+    hpcnn_CUDA_where="$CUDA_HOME"
+    AS_IF([test -z "$NVCC"], [hpcnn_CUDA_where="$CUDA_HOME (no nvcc: CUDA code cannot be built)"])
+  ])
+])
+: ${NVCCFLAGS="-O3 -std=c++20"}
+HPCNN_DEP_DONE([CUDA], [CUDA], [cuda_runtime.h, cublas_v2.h, libcudart and libcublas],
+  [NVIDIA CUDA toolkit])
+AC_SUBST([CUDA_HOME])
+])

@@ -1,0 +1,101 @@
+// The compute backend interface: memory, operators, optimizer kernels, timing and threads.
+// Implemented by kernels/<name>/ (reference, dnnl, openblas, eigen, cuda) and registered by name;
+// used by the executor (network.cpp) and the suites. A backend may be asynchronous (GPU): callers
+// must synchronize() before reading host clocks, and use Timer for device-side intervals.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/graph.hpp"
+#include "engine/op.hpp"
+#include "engine/tensor.hpp"
+
+namespace hpcnn {
+
+struct SgdParams {
+  float lr = 0.01f, momentum = 0.9f, weight_decay = 0.0f;
+};
+// PyTorch semantics: g += wd * w; v = momentum * v + g; w -= lr * v   (v starts at 0)
+
+struct AdamParams {
+  float lr = 0.001f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+};
+// PyTorch semantics (L2 weight decay added to g), bias-corrected with step t >= 1.
+
+// Measures an interval on the backend's timeline (CUDA events on a GPU, a steady clock on a CPU).
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double seconds() = 0;  // waits for stop() to complete on the device
+};
+
+using LibraryVersions = std::vector<std::pair<std::string, std::string>>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual bool is_gpu() const { return false; }
+
+  // ---- memory (device pointers; host memory on CPU backends) ----
+  // Allocate t.bytes for t.shape in t.layout (the backend computes bytes) and set data/storage.
+  virtual void allocate(Tensor& t) = 0;
+  // Plain zero-initialized float buffer (parameters, gradients, optimizer state), 64-byte aligned.
+  virtual std::shared_ptr<float> alloc_floats(std::size_t count) = 0;
+  virtual std::shared_ptr<std::int32_t> alloc_ints(std::size_t count) = 0;
+  virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+  // Convert between host plain NCHW and the tensor's layout.
+  virtual void write_plain(Tensor& t, const float* host_nchw) = 0;
+  virtual void read_plain(const Tensor& t, float* host_nchw) = 0;
+  virtual void set_zero(Tensor& t) = 0;
+  // dst += src; both tensors have the same shape and layout.
+  virtual void accumulate(Tensor& dst, const Tensor& src) = 0;
+
+  // ---- operators ----
+  // Create the operator for `node` with these (shaped, laid-out, possibly unallocated) inputs and
+  // batch size src[0]->shape.n. Sets dst.shape and dst.layout; the caller allocates dst.
+  // Throws std::runtime_error if the backend cannot run this node.
+  virtual std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src,
+                                      Mode mode, Tensor& dst) = 0;
+
+  // ---- optimizer kernels over plain buffers of n floats ----
+  virtual void sgd_step(float* w, const float* g, float* velocity, std::size_t n,
+                        const SgdParams& p) = 0;
+  virtual void adam_step(float* w, const float* g, float* m, float* v, std::size_t n,
+                         const AdamParams& p, std::int64_t t) = 0;
+
+  // ---- execution ----
+  virtual void synchronize() {}
+  virtual std::unique_ptr<Timer> make_timer() = 0;
+  // n <= 0 leaves the library's default. threads() reads back what the library will use.
+  virtual void set_threads(int n) = 0;
+  virtual int threads() const = 0;
+  virtual LibraryVersions versions() const = 0;
+  // High-water mark of device memory in bytes (0 on CPU backends, whose memory is the RSS).
+  virtual std::size_t peak_device_bytes() const { return 0; }
+};
+
+// ---- registry ----
+struct BackendInfo {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Backend>()> create;
+};
+
+void register_backend(BackendInfo info);
+// Every backend this build has, in registration order (registers the built-in ones on first use).
+const std::vector<BackendInfo>& backends();
+// Throws UsageError("unknown backend 'X' (available: a, b)") when X is not built in.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+
+}  // namespace hpcnn

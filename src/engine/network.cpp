@@ -1,0 +1,272 @@
+// The executor. Forward runs nodes in topological order; backward runs them in reverse, sums the
+// gradient contributions of nodes with several consumers, and reports completed gradient buckets.
+#include "engine/network.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "engine/rng.hpp"
+
+namespace hpcnn {
+
+// Per-node run-time state, built once in the constructor so forward/backward only dispatch.
+struct Network::Impl {
+  std::vector<std::unique_ptr<Op>> ops;          // [node], null for the input
+  std::vector<Tensor> acts;                      // [node] outputs
+  std::vector<Tensor> diffs;                     // [node] d(loss)/d(output), training only
+  std::vector<Tensor> scratch;                   // [node] extra gradient of multi-consumer nodes
+  std::vector<std::vector<const Tensor*>> src;   // [node] input pointers
+  std::vector<std::vector<Tensor*>> diff_src;    // [node] where backward writes input gradients
+  std::vector<std::vector<int>> accumulate_into; // [node] inputs whose scratch is summed after
+  std::shared_ptr<std::int32_t> labels;
+  std::unique_ptr<Timer> timer;
+  std::vector<std::size_t> profile_fwd, profile_bwd;  // [node] index into profile_, or npos
+};
+
+Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& options)
+    : backend_(backend), graph_(graph), options_(options), impl_(std::make_unique<Impl>()) {
+  if (options_.batch < 1) throw std::invalid_argument("batch must be at least 1");
+  const auto& nodes = graph_.nodes();
+  const std::size_t count = nodes.size();
+  Impl& s = *impl_;
+  s.ops.resize(count);
+  s.acts.resize(count);
+  s.src.resize(count);
+  const bool train = options_.mode == Mode::Train;
+
+  Shape in = graph_.input_shape();
+  in.n = options_.batch;
+  s.acts[0].shape = in;
+  backend_.allocate(s.acts[0]);
+  for (std::size_t i = 1; i < count; ++i) {
+    for (int j : nodes[i].inputs) s.src[i].push_back(&s.acts[static_cast<std::size_t>(j)]);
+    s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
+    backend_.allocate(s.acts[i]);
+  }
+
+  params_ = backend_.alloc_floats(std::max<std::size_t>(graph_.param_count(), 1));
+  if (graph_.has_loss()) s.labels = backend_.alloc_ints(static_cast<std::size_t>(options_.batch));
+
+  if (train) {
+    grads_ = backend_.alloc_floats(std::max<std::size_t>(graph_.param_count(), 1));
+    s.diffs.resize(count);
+    s.scratch.resize(count);
+    s.diff_src.resize(count);
+    s.accumulate_into.resize(count);
+    std::vector<bool> written(count, false);
+    // Reverse order: the first consumer to run backward writes the gradient, later ones write to
+    // scratch and are summed in.
+    for (std::size_t i = count - 1; i >= 1; --i) {
+      const Node& node = nodes[i];
+      if (node.kind != OpKind::SoftmaxCrossEntropy || i != count - 1) {
+        s.diffs[i].shape = s.acts[i].shape;
+        s.diffs[i].layout = s.acts[i].layout;
+        backend_.allocate(s.diffs[i]);
+      }
+      for (int j : node.inputs) {
+        const auto ju = static_cast<std::size_t>(j);
+        if (j == 0 && !options_.input_grad) {
+          s.diff_src[i].push_back(nullptr);
+          continue;
+        }
+        if (ju == 0 && !s.diffs[0].data) {
+          s.diffs[0].shape = s.acts[0].shape;
+          s.diffs[0].layout = s.acts[0].layout;
+          backend_.allocate(s.diffs[0]);
+        }
+        if (!written[ju]) {
+          written[ju] = true;
+          s.diff_src[i].push_back(&s.diffs[ju]);
+        } else {
+          if (!s.scratch[ju].data) {
+            s.scratch[ju].shape = s.acts[ju].shape;
+            s.scratch[ju].layout = s.acts[ju].layout;
+            backend_.allocate(s.scratch[ju]);
+          }
+          s.diff_src[i].push_back(&s.scratch[ju]);
+          s.accumulate_into[i].push_back(j);
+        }
+      }
+    }
+  }
+
+  if (options_.profile_ops) {
+    s.timer = backend_.make_timer();
+    reset_profile();
+  }
+  init_params(options_.seed);
+}
+
+Network::~Network() = default;
+
+void Network::init_params(std::uint64_t seed) {
+  std::vector<float> host(graph_.param_count());
+  const auto& specs = graph_.params();
+  for (std::size_t p = 0; p < specs.size(); ++p) {
+    const ParamSpec& spec = specs[p];
+    Rng rng(seed, p);
+    float* out = host.data() + spec.offset;
+    switch (spec.role) {
+      case ParamRole::Weight:
+      case ParamRole::Bias: {
+        // Both bounds are 1/sqrt(fan_in) of the layer's weight (PyTorch's defaults).
+        const ParamSpec& weight = spec.role == ParamRole::Weight ? spec : specs[p - 1];
+        std::size_t fan_in = 1;
+        for (std::size_t d = 1; d < weight.dims.size(); ++d) fan_in *= static_cast<std::size_t>(weight.dims[d]);
+        const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
+        for (std::size_t k = 0; k < spec.count; ++k) out[k] = rng.uniform(-bound, bound);
+        break;
+      }
+      case ParamRole::Scale:
+        for (std::size_t k = 0; k < spec.count; ++k) out[k] = 1.0f;
+        break;
+      case ParamRole::Shift:
+        for (std::size_t k = 0; k < spec.count; ++k) out[k] = 0.0f;
+        break;
+    }
+  }
+  set_params(host);
+}
+
+void Network::set_params(const std::vector<float>& host) {
+  if (host.size() != graph_.param_count()) throw std::invalid_argument("set_params: wrong size");
+  backend_.copy_to_device(params_.get(), host.data(), host.size() * sizeof(float));
+}
+
+std::vector<float> Network::get_params() {
+  std::vector<float> host(graph_.param_count());
+  backend_.copy_to_host(host.data(), params_.get(), host.size() * sizeof(float));
+  return host;
+}
+
+std::vector<float> Network::get_grads() {
+  if (!grads_) throw std::logic_error("get_grads: network is not in training mode");
+  std::vector<float> host(graph_.param_count());
+  backend_.copy_to_host(host.data(), grads_.get(), host.size() * sizeof(float));
+  return host;
+}
+
+void Network::set_input(const float* host_images, const std::int32_t* host_labels) {
+  backend_.write_plain(impl_->acts[0], host_images);
+  if (impl_->labels && host_labels)
+    backend_.copy_to_device(impl_->labels.get(), host_labels,
+                            static_cast<std::size_t>(options_.batch) * sizeof(std::int32_t));
+}
+
+void Network::set_output_grad(const float* host_nchw) {
+  if (graph_.has_loss()) throw std::logic_error("set_output_grad: the graph ends with a loss");
+  if (impl_->diffs.empty()) throw std::logic_error("set_output_grad: network is not in training mode");
+  backend_.write_plain(impl_->diffs.back(), host_nchw);
+}
+
+void Network::reset_profile() {
+  profile_.clear();
+  const auto& nodes = graph_.nodes();
+  impl_->profile_fwd.assign(nodes.size(), static_cast<std::size_t>(-1));
+  impl_->profile_bwd.assign(nodes.size(), static_cast<std::size_t>(-1));
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    impl_->profile_fwd[i] = profile_.size();
+    profile_.push_back({static_cast<int>(i), nodes[i].name, op_kind_name(nodes[i].kind), 0.0, 0});
+    if (options_.mode == Mode::Train) {
+      impl_->profile_bwd[i] = profile_.size();
+      profile_.push_back({static_cast<int>(i), nodes[i].name,
+                          std::string(op_kind_name(nodes[i].kind)) + "_backward", 0.0, 0});
+    }
+  }
+}
+
+float Network::forward() {
+  Impl& s = *impl_;
+  const auto& nodes = graph_.nodes();
+  float loss = 0.0f;
+  correct_ = 0;
+  OpContext ctx;
+  ctx.seed = options_.seed;
+  ctx.step = step_;
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    ctx.node = static_cast<int>(i);
+    ctx.src = s.src[i];
+    ctx.dst = &s.acts[i];
+    ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
+    if (node.kind == OpKind::SoftmaxCrossEntropy) {
+      ctx.labels = s.labels.get();
+      ctx.loss = &loss;
+      ctx.correct = &correct_;
+    }
+    if (s.timer) s.timer->start();
+    s.ops[i]->forward(ctx);
+    if (s.timer) {
+      s.timer->stop();
+      OpProfile& p = profile_[s.profile_fwd[i]];
+      p.seconds += s.timer->seconds();
+      ++p.calls;
+    }
+    ctx.labels = nullptr;
+    ctx.loss = nullptr;
+    ctx.correct = nullptr;
+  }
+  ++step_;
+  return loss;
+}
+
+void Network::backward(const GradientBuckets* buckets, const std::function<void(int)>& on_bucket) {
+  if (options_.mode != Mode::Train) throw std::logic_error("backward on an inference network");
+  if (step_ == 0) throw std::logic_error("backward before forward");
+  Impl& s = *impl_;
+  const auto& nodes = graph_.nodes();
+  OpContext ctx;
+  ctx.seed = options_.seed;
+  ctx.step = step_ - 1;  // the forward pass this backward belongs to (dropout masks)
+  for (std::size_t i = nodes.size() - 1; i >= 1; --i) {
+    const Node& node = nodes[i];
+    ctx.node = static_cast<int>(i);
+    ctx.src = s.src[i];
+    ctx.dst = &s.acts[i];
+    ctx.diff_src = s.diff_src[i];
+    ctx.diff_dst = s.diffs[i].data ? &s.diffs[i] : nullptr;
+    ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
+    ctx.diff_weights = node.param_count ? grads_.get() + node.param_offset : nullptr;
+    ctx.labels = node.kind == OpKind::SoftmaxCrossEntropy ? s.labels.get() : nullptr;
+    if (s.timer) s.timer->start();
+    s.ops[i]->backward(ctx);
+    for (int j : s.accumulate_into[i]) {
+      const auto ju = static_cast<std::size_t>(j);
+      backend_.accumulate(s.diffs[ju], s.scratch[ju]);
+    }
+    if (s.timer) {
+      s.timer->stop();
+      OpProfile& p = profile_[s.profile_bwd[i]];
+      p.seconds += s.timer->seconds();
+      ++p.calls;
+    }
+    if (buckets && on_bucket)
+      for (int b : buckets->completed_by(static_cast<int>(i))) on_bucket(b);
+  }
+}
+
+std::vector<float> Network::read_output(int node) {
+  const Tensor& t = impl_->acts.at(static_cast<std::size_t>(node));
+  std::vector<float> host(t.shape.count());
+  backend_.read_plain(t, host.data());
+  return host;
+}
+
+std::vector<float> Network::read_input_grad() {
+  if (!options_.input_grad || impl_->diffs.empty() || !impl_->diffs[0].data)
+    throw std::logic_error("read_input_grad: network built without input_grad");
+  std::vector<float> host(impl_->diffs[0].shape.count());
+  backend_.read_plain(impl_->diffs[0], host.data());
+  return host;
+}
+
+std::vector<float> Network::read_output_grad(int node) {
+  if (impl_->diffs.empty()) throw std::logic_error("read_output_grad: network is not in training mode");
+  const Tensor& t = impl_->diffs.at(static_cast<std::size_t>(node));
+  if (!t.data) throw std::logic_error("read_output_grad: node " + std::to_string(node) + " has no gradient");
+  std::vector<float> host(t.shape.count());
+  backend_.read_plain(t, host.data());
+  return host;
+}
+
+}  // namespace hpcnn

@@ -1,0 +1,95 @@
+// The executor: instantiates a Graph on a Backend for one batch size and mode, owns activations,
+// gradients and the parameter/gradient buffers, and runs forward and backward node by node.
+// Backward reports each gradient bucket as soon as it is complete, so an exchange scheme can start
+// communicating it while backward continues. Single-threaded use; one Network per sweep point.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/buckets.hpp"
+#include "engine/graph.hpp"
+
+namespace hpcnn {
+
+struct NetworkOptions {
+  int batch = 1;
+  Mode mode = Mode::Train;
+  std::uint64_t seed = 1;    // parameter initialization and dropout masks
+  bool input_grad = false;   // also compute d(loss)/d(input) (tests)
+  bool profile_ops = false;  // time every op (synchronizing the device around each)
+};
+
+// Time spent in one op over the calls since the last reset_profile().
+struct OpProfile {
+  int node = 0;
+  std::string name;      // node name, e.g. "layer1.0.conv1"
+  std::string kind;      // op_kind_name(), with "_backward" for the backward entry
+  double seconds = 0.0;  // summed over calls
+  std::int64_t calls = 0;
+};
+
+class Network {
+ public:
+  Network(Backend& backend, const Graph& graph, const NetworkOptions& options);
+  ~Network();
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  const Graph& graph() const { return graph_; }
+  Backend& backend() { return backend_; }
+  int batch() const { return options_.batch; }
+
+  // ---- parameters: plain device buffers laid out as Graph::params() ----
+  std::size_t param_count() const { return graph_.param_count(); }
+  float* params() { return params_.get(); }
+  float* grads() { return grads_.get(); }
+  // Deterministic host initialization from the seed (PyTorch's defaults: Kaiming-uniform
+  // weights with a = sqrt(5), uniform(+-1/sqrt(fan_in)) biases, BN scale 1 and shift 0).
+  void init_params(std::uint64_t seed);
+  void set_params(const std::vector<float>& host);
+  std::vector<float> get_params();
+  std::vector<float> get_grads();
+
+  // ---- data ----
+  // Upload one batch: images N x C x H x W plain, labels N (ignored without a loss node).
+  void set_input(const float* host_images, const std::int32_t* host_labels);
+  // Without a loss node (layer tests): gradient of some scalar w.r.t. the last node's output.
+  void set_output_grad(const float* host_nchw);
+
+  // ---- execution (asynchronous on a GPU: synchronize through the backend before timing) ----
+  // Returns the batch-mean loss when the graph ends with a loss (0 otherwise); the loss value is
+  // available after the call returns (it synchronizes on a GPU for that scalar only).
+  float forward();
+  std::int64_t correct() const { return correct_; }  // arg-max hits of the last forward
+  // on_bucket(b) is called as soon as bucket b of `buckets` is final in grads().
+  void backward(const GradientBuckets* buckets = nullptr,
+                const std::function<void(int)>& on_bucket = {});
+
+  // ---- inspection (tests, checks) ----
+  std::vector<float> read_output(int node);      // plain NCHW
+  std::vector<float> read_input_grad();          // needs input_grad
+  std::vector<float> read_output_grad(int node);  // d(loss)/d(output of node), after backward
+  std::uint64_t step() const { return step_; }   // forward passes so far
+
+  // ---- profiling (profile_ops) ----
+  const std::vector<OpProfile>& profile() const { return profile_; }
+  void reset_profile();
+
+ private:
+  struct Impl;
+  Backend& backend_;
+  const Graph& graph_;
+  NetworkOptions options_;
+  std::shared_ptr<float> params_, grads_;
+  std::uint64_t step_ = 0;
+  std::int64_t correct_ = 0;
+  std::vector<OpProfile> profile_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hpcnn

@@ -1,0 +1,48 @@
+// The operator contract between the executor (network.cpp) and the backends. A backend creates one
+// Op per graph node and batch size, choosing the output layout then; the executor owns the
+// activations and gradients and calls forward/backward in topological / reverse order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "engine/graph.hpp"
+#include "engine/tensor.hpp"
+
+namespace hpcnn {
+
+enum class Mode { Train, Infer };
+
+// Everything one node sees when it runs. Pointers into device memory are only for the backend.
+struct OpContext {
+  std::span<const Tensor* const> src;  // the node's inputs, in Node::inputs order
+  Tensor* dst = nullptr;               // the node's output (allocated by the executor)
+  // Backward only: gradient w.r.t. each input. An entry is nullptr when nobody needs it (the
+  // network input): the op must then skip that computation. Backward OVERWRITES these tensors;
+  // the executor sums contributions of several consumers itself.
+  std::span<Tensor* const> diff_src;
+  const Tensor* diff_dst = nullptr;
+  // The node's parameters in canonical layout (graph.hpp), contiguous: weight then bias, or scale
+  // then shift. diff_weights has the same layout; backward OVERWRITES it.
+  const float* weights = nullptr;
+  float* diff_weights = nullptr;
+  // SoftmaxCrossEntropy only: device pointer to N int32 labels in [0, classes); forward stores the
+  // batch-mean loss and the number of correct arg-max predictions in these HOST locations.
+  const std::int32_t* labels = nullptr;
+  float* loss = nullptr;
+  std::int64_t* correct = nullptr;
+  // Dropout masks come from (seed, node, step); step counts forward passes.
+  std::uint64_t seed = 0;
+  std::uint64_t step = 0;
+  int node = 0;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual void forward(const OpContext& ctx) = 0;
+  // Only called for networks created in Mode::Train, after forward of the same step.
+  virtual void backward(const OpContext& ctx) = 0;
+};
+
+}  // namespace hpcnn

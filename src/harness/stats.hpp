@@ -1,0 +1,18 @@
+// Order statistics of a sample of timings (median and spread are what the suites report).
+#pragma once
+
+#include <vector>
+
+namespace hpcnn {
+
+struct Stats {
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0, p5 = 0, p95 = 0;
+  int count = 0;
+};
+
+// Percentiles by linear interpolation between closest ranks (numpy's default); stddev is the
+// sample standard deviation (n - 1). An empty sample gives all zeros.
+Stats compute_stats(std::vector<double> sample);
+double percentile(const std::vector<double>& sorted, double q);  // q in [0, 100]
+
+}  // namespace hpcnn

@@ -1,0 +1,48 @@
+#include "harness/sweep.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace hpcnn {
+
+const std::string& SweepPoint::str(std::string_view name) const {
+  for (const auto& [k, v] : items_)
+    if (k == name) return v;
+  throw std::logic_error("sweep point has no setting '" + std::string(name) + "'");
+}
+
+std::int64_t SweepPoint::integer(std::string_view name) const {
+  const std::string& v = str(name);
+  return v == "default" ? 0 : std::strtoll(v.c_str(), nullptr, 10);
+}
+
+double SweepPoint::real(std::string_view name) const { return std::strtod(str(name).c_str(), nullptr); }
+
+void SweepPoint::set(std::string name, std::string value) {
+  for (auto& [k, v] : items_)
+    if (k == name) {
+      v = std::move(value);
+      return;
+    }
+  items_.emplace_back(std::move(name), std::move(value));
+}
+
+std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs) {
+  std::vector<SweepPoint> points(1);
+  for (const OptionSpec& spec : specs) {
+    if (!spec.list || !options.has(spec.name)) continue;
+    const auto& values = options.values(spec.name);
+    std::vector<SweepPoint> next;
+    next.reserve(points.size() * values.size());
+    for (const SweepPoint& p : points)
+      for (const std::string& v : values) {
+        SweepPoint q = p;
+        q.set(std::string(spec.name), v);
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+}  // namespace hpcnn

@@ -1,0 +1,31 @@
+// Sweeps: the cartesian product of every list option, in option-table order (the first list
+// option varies slowest). The harness owns this loop; suites never nest their own.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "harness/options.hpp"
+
+namespace hpcnn {
+
+// One combination: a single value for every list option.
+class SweepPoint {
+ public:
+  const std::string& str(std::string_view name) const;
+  std::int64_t integer(std::string_view name) const;  // "default" -> 0
+  double real(std::string_view name) const;
+  const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
+  void set(std::string name, std::string value);
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
+};
+
+std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs);
+
+}  // namespace hpcnn

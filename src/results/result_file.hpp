@@ -1,0 +1,72 @@
+// HDF5 result files: one per invocation, written by rank 0 under a temporary name and renamed when
+// complete; read back by hpcnn-summary and the tests. Schema in docs/RESULTS.md.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/record.hpp"
+
+namespace hpcnn {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Who ran what, where and with what: the file's self-describing preamble.
+struct Provenance {
+  std::string suite;              // "hpcnn-train"
+  std::string command_line;       // as typed, quoted where needed
+  std::string reproducer;         // a command line that reruns exactly this invocation
+  std::string hpcnn_version;      // PACKAGE_VERSION
+  std::string configure_options;  // as given to ./configure
+  std::string start_time, end_time;  // ISO 8601 UTC
+  std::string job_id;             // SLURM_JOB_ID / PBS_JOBID / LSB_JOBID, "" outside a scheduler
+  std::vector<std::string> hosts;  // one per rank
+  int mpi_size = 1;
+  std::vector<std::pair<std::string, std::string>> libraries;  // name -> version
+  std::vector<std::pair<std::string, std::string>> settings;   // option -> effective value(s)
+};
+
+struct ResultPoint {
+  Record record;
+  std::vector<Array> arrays;
+};
+
+// Rank 0 only. The constructor creates DIR (if missing) and the temporary file
+// DIR/.<suite>-<UTC stamp>-<pid>.h5.tmp, so an unwritable directory fails before any work
+// (throws RuntimeError naming DIR). Destroying an uncommitted writer removes the temporary file.
+class ResultWriter {
+ public:
+  ResultWriter(const std::string& dir, const std::string& suite);
+  ~ResultWriter();
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+
+  void add_point(const ResultPoint& point);  // written immediately
+  // Writes the provenance, closes the file and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5.
+  // Returns the final path.
+  std::string commit(const Provenance& provenance);
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  struct Impl;
+  std::string dir_, temp_path_, final_path_;
+  Impl* impl_ = nullptr;
+  bool committed_ = false;
+};
+
+struct ResultRun {
+  std::string path;
+  int schema_version = 0;
+  Provenance provenance;
+  std::vector<ResultPoint> points;
+};
+
+// Throws RuntimeError("FILE: reason") for a missing, truncated, corrupted or foreign file, or a
+// schema version this build does not read.
+ResultRun read_result_file(const std::string& path);
+
+// Files named *.h5 under each path (directories recursively, sorted), or the path itself.
+std::vector<std::string> find_result_files(const std::vector<std::string>& paths);
+
+}  // namespace hpcnn

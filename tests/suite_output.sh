@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# End to end: hpcnn-train and hpcnn-infer write one complete HDF5 file per invocation, alone and
+# under mpirun -np 2; h5dump reads it; hpcnn-summary prints the CSV columns; the stored images/s
+# equals batch x ranks / median of the per-iteration max over ranks (recomputed by check_result).
+set -u
+cd "${HPCNN_BUILDDIR:?}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+
+run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 5 --warmup 2 --output "$out/single" --quiet
+run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --threads 1 --iters 5 --warmup 2 --output "$out/single" --quiet
+run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --output "$out/mpi" --quiet
+n=$(ls "$out/single"/*.h5 | wc -l); [ "$n" = 2 ] || { echo "FAIL: expected 2 files in single/, got $n"; fail=1; }
+[ -z "$(ls -A "$out/single" | grep -v '\.h5$')" ] || { echo "FAIL: stray files: $(ls -A "$out/single")"; fail=1; }
+for f in "$out"/single/*.h5 "$out"/mpi/*.h5; do
+  h5dump -A "$f" > /dev/null || { echo "FAIL: h5dump $f"; fail=1; }
+  run ./tests/check_result "$f"
+done
+csv=$(./hpcnn-summary --format csv "$out/single" "$out/mpi")
+echo "$csv"
+head -1 <<<"$csv" | grep -qx 'suite,model,backend,dataset,batch,threads,ranks,img_per_s' || { echo "FAIL: CSV header"; fail=1; }
+[ "$(tail -n +2 <<<"$csv" | wc -l)" = 4 ] || { echo "FAIL: expected 4 CSV rows"; fail=1; }
+grep -q '^hpcnn-train,lenet5,reference,cifar10,4,1,2,' <<<"$csv" || { echo "FAIL: no 2-rank row"; fail=1; }
+exit $fail

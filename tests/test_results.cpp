@@ -1,0 +1,594 @@
+// Results layer: Record, HDF5 result files (write, read, validation), tables, file discovery, and
+// docs/RESULTS.md listing every field.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "engine/errors.hpp"
+#include "results/record.hpp"
+#include "results/result_file.hpp"
+#include "results/table.hpp"
+
+namespace fs = std::filesystem;
+using namespace hpcnn;
+
+namespace {
+
+class Results : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hpcnn-test-results-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+  std::vector<std::string> entries(const std::string& d) const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  // A committed file with one point; returns its path.
+  std::string good_file(const std::string& subdir = "good") {
+    ResultWriter writer(path(subdir), "hpcnn-train");
+    ResultPoint point;
+    point.record.set("suite", "hpcnn-train");
+    point.record.set("batch", std::int64_t{32});
+    point.record.set("img_per_s", 123.5);
+    point.arrays.push_back({"iter_time_s", "s", {4}, {0.1, 0.2, 0.3, 0.4}});
+    writer.add_point(point);
+    return writer.commit(Provenance{});
+  }
+  std::string dir_;
+};
+
+// Expects `fn` to throw RuntimeError whose message contains every string of `parts`.
+template <typename Fn>
+void expect_runtime_error(Fn fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no RuntimeError thrown";
+  } catch (const RuntimeError& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    for (const auto& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
+  }
+}
+
+// Opens a file for editing with the plain HDF5 API (to forge bad files).
+struct RawFile {
+  explicit RawFile(const std::string& p) : id(H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)) {}
+  ~RawFile() {
+    if (id >= 0) H5Fclose(id);
+  }
+  hid_t id;
+};
+
+// Files edited in place fail the writer's CRC-32; forged files therefore also drop the checksum
+// block (the reader then validates them attribute by attribute, like files from other tools).
+void drop_checksum_block(const std::string& file) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f);
+  f.write(std::string(512, '\0').data(), 512);
+}
+
+void replace_attribute(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, const void* value) {
+  if (H5Aexists(obj, name) > 0) {
+    ASSERT_GE(H5Adelete(obj, name), 0);
+  }
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t attr = H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(attr, 0);
+  ASSERT_GE(H5Awrite(attr, mem_type, value), 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+}
+
+// PREFIX + YYYYmmddTHHMMSSZ + MIDDLE + SUFFIX (the stamp in a result file name).
+bool stamped(const std::string& name, const std::string& prefix, const std::string& middle,
+             const std::string& suffix) {
+  const std::string shape = "ddddddddTddddddZ";  // 'd' = digit
+  if (name.size() != prefix.size() + shape.size() + middle.size() + suffix.size()) return false;
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::size_t i = prefix.size();
+  for (char c : shape) {
+    char n = name[i++];
+    if (c == 'd' ? !std::isdigit(static_cast<unsigned char>(n)) : n != c) return false;
+  }
+  return name.compare(i, middle.size(), middle) == 0 && name.compare(i + middle.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------------------------
+// Record and field table
+
+TEST(Record, SetGetTextAndTypeChecks) {
+  Record r;
+  r.set("model", "resnet50");
+  r.set("batch", std::int64_t{64});
+  r.set("img_per_s", 1234.5678);
+  r.set("batch", std::int64_t{128});  // replaces, keeps its position
+  ASSERT_EQ(r.items().size(), 3u);
+  EXPECT_EQ(r.items()[1].first, "batch");
+  EXPECT_EQ(std::get<std::int64_t>(*r.get("batch")), 128);
+  EXPECT_EQ(r.number("batch"), 128.0);
+  EXPECT_EQ(r.number("img_per_s"), 1234.5678);
+  EXPECT_FALSE(r.number("model").has_value());
+  EXPECT_FALSE(r.number("threads").has_value());
+  EXPECT_EQ(r.get("threads"), nullptr);
+  EXPECT_EQ(r.text("img_per_s"), "1234.6");
+  EXPECT_EQ(r.text("batch"), "128");
+  EXPECT_EQ(r.text("model"), "resnet50");
+  EXPECT_EQ(r.text("threads"), "");
+  EXPECT_THROW(r.set("no_such_field", std::int64_t{1}), std::logic_error);
+  EXPECT_THROW(r.set("batch", 1.0), std::logic_error);
+  EXPECT_THROW(r.set("img_per_s", std::int64_t{1}), std::logic_error);
+  EXPECT_THROW(r.set("model", 3.0), std::logic_error);
+}
+
+TEST(Record, FieldTableIsConsistent) {
+  std::set<std::string> names;
+  for (const Field& f : fields()) {
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate field " << f.name;
+    EXPECT_EQ(find_field(f.name), &f);
+    EXPECT_EQ(std::string(f.name).find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_"), std::string::npos)
+        << f.name;
+    EXPECT_NE(std::string(f.help), "") << f.name;
+    char conv = std::string(f.format).back();
+    switch (f.type) {
+      case FieldType::String: EXPECT_EQ(conv, 's') << f.name; break;
+      case FieldType::Int: EXPECT_NE(std::string(f.format).find("ll"), std::string::npos) << f.name; break;
+      case FieldType::Float: EXPECT_NE(std::string("fgeFGE").find(conv), std::string::npos) << f.name; break;
+    }
+  }
+  for (const char* required : {"suite", "model", "backend", "dataset", "mode", "batch", "threads", "ranks",
+                               "image_size", "classes", "params", "iters", "warmup", "seed", "img_per_s",
+                               "iter_median_s", "iter_mean_s", "iter_std_s", "iter_min_s", "iter_max_s",
+                               "iter_p5_s", "iter_p95_s", "load_s", "forward_s", "backward_s", "update_s",
+                               "flops_per_image", "gflops", "peak_rss_mib", "status", "status_reason",
+                               "reproducer"})
+    EXPECT_NE(find_field(required), nullptr) << required;
+  EXPECT_EQ(find_field("nope"), nullptr);
+}
+
+// docs/RESULTS.md has a row "| `name` | type | unit |" for every field ("-" for no unit).
+TEST(Record, DocsListEveryField) {
+#ifdef HPCNN_SRCDIR
+  fs::path doc = fs::path(HPCNN_SRCDIR) / "docs/RESULTS.md";
+#else
+  fs::path doc = fs::path(__FILE__).parent_path().parent_path() / "docs/RESULTS.md";
+#endif
+  std::ifstream in(doc);
+  ASSERT_TRUE(in) << doc;
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const Field& f : fields()) {
+    std::string row = std::string("| `") + f.name + "` | " + type_name(f.type) + " | " + (*f.unit ? f.unit : "-") + " |";
+    EXPECT_NE(text.str().find(row), std::string::npos) << doc << " lacks the row: " << row;
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Write + read
+
+TEST_F(Results, RoundTripEveryFieldAndArrays) {
+  std::vector<ResultPoint> points(2);
+  std::int64_t i = 0;
+  for (const Field& f : fields()) {
+    ++i;
+    switch (f.type) {
+      case FieldType::Int:
+        points[0].record.set(f.name, std::int64_t{1} << 40 | i);
+        points[1].record.set(f.name, -i);
+        break;
+      case FieldType::Float:
+        points[0].record.set(f.name, 1.0 / 3.0 + static_cast<double>(i));
+        points[1].record.set(f.name, i == 15 ? std::numeric_limits<double>::quiet_NaN() : -1e-300 * i);
+        break;
+      case FieldType::String:
+        points[0].record.set(f.name, std::string("värde, \"") + f.name + "\" | ∑");
+        points[1].record.set(f.name, std::string());
+        break;
+    }
+  }
+  points[0].arrays.push_back({"iter_time_s", "s", {5}, {0.5, 0.25, 0.125, 1e-9, 3.0}});
+  points[0].arrays.push_back({"matrix", "", {2, 3}, {1, 2, 3, 4, 5, 6}});
+  points[0].arrays.push_back({"scalar", "B", {}, {42.0}});
+  points[0].arrays.push_back({"empty", "s", {0}, {}});
+  // The third point sets only a few fields, in a non-table order.
+  ResultPoint sparse;
+  sparse.record.set("status", "skipped");
+  sparse.record.set("batch", std::int64_t{8});
+  points.push_back(sparse);
+
+  std::string file;
+  {
+    ResultWriter writer(path("out"), "hpcnn-train");
+    for (const auto& p : points) writer.add_point(p);
+    file = writer.commit(Provenance{});
+  }
+  ResultRun run = read_result_file(file);
+  EXPECT_EQ(run.path, file);
+  EXPECT_EQ(run.schema_version, kSchemaVersion);
+  ASSERT_EQ(run.points.size(), points.size());
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const auto& want = points[p].record.items();
+    const auto& got = run.points[p].record.items();
+    ASSERT_EQ(got.size(), want.size()) << "point " << p;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(got[k].first, want[k].first) << "point " << p << ": fields keep their order";
+      const auto* wd = std::get_if<double>(&want[k].second);
+      if (wd && std::isnan(*wd)) {
+        EXPECT_TRUE(std::isnan(std::get<double>(got[k].second)));
+      } else {
+        EXPECT_EQ(got[k].second, want[k].second) << "point " << p << " field " << want[k].first;
+      }
+    }
+  }
+  const auto& arrays = run.points[0].arrays;  // read back by name
+  ASSERT_EQ(arrays.size(), 4u);
+  std::map<std::string, Array> by_name;
+  for (const auto& a : arrays) by_name[a.name] = a;
+  for (const auto& want : points[0].arrays) {
+    ASSERT_TRUE(by_name.count(want.name)) << want.name;
+    const Array& got = by_name[want.name];
+    EXPECT_EQ(got.unit, want.unit) << want.name;
+    EXPECT_EQ(got.dims, want.dims) << want.name;
+    EXPECT_EQ(got.data, want.data) << want.name;
+  }
+  EXPECT_TRUE(run.points[1].arrays.empty());
+}
+
+TEST_F(Results, ProvenanceRoundTrip) {
+  Provenance p;
+  p.suite = "hpcnn-train";
+  p.command_line = "hpcnn-train --batch 32,64 --model 'res net'";
+  p.reproducer = "mpirun -n 2 hpcnn-train --batch 32,64 --model 'res net' --seed 7";
+  p.hpcnn_version = "0.1.0";
+  p.configure_options = "--with-dnnl=/opt/dnnl";
+  p.start_time = "2024-05-01T12:00:00Z";
+  p.end_time = "2024-05-01T12:05:00Z";
+  p.job_id = "";
+  p.hosts = {"node001", "node001", "nöde002"};
+  p.mpi_size = 3;
+  p.libraries = {{"hdf5", "1.10.8"}, {"openmpi", "4.1.4"}, {"dnnl", "3.1"}};
+  p.settings = {{"threads", "1,2"}, {"batch", "32,64"}, {"backend", "reference"}, {"out/dir", "x"}};
+  std::string file;
+  {
+    ResultWriter writer(path("prov"), p.suite);
+    file = writer.commit(p);
+  }
+  ResultRun run = read_result_file(file);
+  const Provenance& q = run.provenance;
+  EXPECT_EQ(q.suite, p.suite);
+  EXPECT_EQ(q.command_line, p.command_line);
+  EXPECT_EQ(q.reproducer, p.reproducer);
+  EXPECT_EQ(q.hpcnn_version, p.hpcnn_version);
+  EXPECT_EQ(q.configure_options, p.configure_options);
+  EXPECT_EQ(q.start_time, p.start_time);
+  EXPECT_EQ(q.end_time, p.end_time);
+  EXPECT_EQ(q.job_id, p.job_id);
+  EXPECT_EQ(q.hosts, p.hosts);
+  EXPECT_EQ(q.mpi_size, p.mpi_size);
+  EXPECT_EQ(q.libraries, p.libraries);  // in the order given
+  EXPECT_EQ(q.settings, p.settings);
+  EXPECT_TRUE(run.points.empty());
+}
+
+TEST_F(Results, InvalidUtf8IsReplaced) {
+  ResultWriter writer(path("u"), "s");
+  ResultPoint point;
+  point.record.set("model", std::string("ok\xff\xc3(end"));
+  writer.add_point(point);
+  ResultRun run = read_result_file(writer.commit(Provenance{}));
+  EXPECT_EQ(run.points.at(0).record.text("model"), "ok\xef\xbf\xbd\xef\xbf\xbd(end");
+}
+
+TEST_F(Results, FileNamesAndCommit) {
+  ResultWriter a(path("names"), "hpcnn-infer");
+  ResultWriter b(path("names"), "hpcnn-infer");  // same second, same pid: must not collide
+  const std::string pid = std::to_string(getpid());
+  EXPECT_TRUE(stamped(fs::path(a.temp_path()).filename().string(), ".hpcnn-infer-", "-" + pid, ".h5.tmp"))
+      << a.temp_path();
+  EXPECT_NE(a.temp_path(), b.temp_path());
+  EXPECT_TRUE(fs::exists(a.temp_path()));
+  std::string fa = a.commit(Provenance{}), fb = b.commit(Provenance{});
+  EXPECT_TRUE(stamped(fs::path(fa).filename().string(), "hpcnn-infer-", "-" + pid, ".h5")) << fa;
+  EXPECT_FALSE(stamped("hpcnn-infer-2024050xT120000Z-" + pid + ".h5", "hpcnn-infer-", "-" + pid, ".h5"));
+  EXPECT_NE(fa, fb);
+  EXPECT_EQ(fs::path(fa).parent_path(), fs::path(path("names")));
+  EXPECT_FALSE(fs::exists(a.temp_path()));
+  EXPECT_TRUE(fs::exists(fa));
+  EXPECT_TRUE(fs::exists(fb));
+  EXPECT_THROW(a.commit(Provenance{}), std::logic_error);
+  EXPECT_THROW(a.add_point(ResultPoint{}), std::logic_error);
+  EXPECT_EQ(entries(path("names")).size(), 2u);
+}
+
+TEST_F(Results, UncommittedWriterLeavesNoFile) {
+  {
+    ResultWriter writer(path("abandoned"), "hpcnn-train");
+    ResultPoint point;
+    point.record.set("batch", std::int64_t{1});
+    writer.add_point(point);
+    EXPECT_TRUE(fs::exists(writer.temp_path()));
+  }
+  EXPECT_TRUE(fs::is_directory(path("abandoned")));
+  EXPECT_TRUE(entries(path("abandoned")).empty());
+}
+
+TEST_F(Results, WriterCreatesNestedDirectory) {
+  ResultWriter writer(path("a/b/c"), "x");
+  EXPECT_TRUE(fs::is_directory(path("a/b/c")));
+}
+
+TEST_F(Results, UnwritableDirectoryNamesIt) {
+  std::ofstream(path("regular")) << "not a directory\n";
+  const std::string bad = path("regular/results");
+  expect_runtime_error([&] { ResultWriter writer(bad, "hpcnn-train"); }, {bad});
+  expect_runtime_error([&] { ResultWriter writer(path("regular"), "hpcnn-train"); }, {path("regular")});
+}
+
+TEST_F(Results, ArrayDimsMustMatchData) {
+  ResultWriter writer(path("dims"), "x");
+  ResultPoint point;
+  point.arrays.push_back({"a", "s", {2, 2}, {1, 2, 3}});
+  EXPECT_THROW(writer.add_point(point), std::logic_error);
+  point.arrays = {{"a/b", "s", {1}, {1}}};
+  EXPECT_THROW(writer.add_point(point), std::logic_error);
+  point.arrays = {{"a", "s", {1}, {1}}, {"a", "s", {1}, {2}}};  // same name twice: HDF5 refuses
+  EXPECT_THROW(writer.add_point(point), RuntimeError);
+  point.arrays = {{"a", "s", {1}, {1}}};
+  writer.add_point(point);  // a failed point leaves nothing behind
+  ResultRun run = read_result_file(writer.commit(Provenance{}));
+  ASSERT_EQ(run.points.size(), 1u);
+  EXPECT_EQ(run.points[0].arrays.at(0).data, std::vector<double>{1});
+}
+
+// ----------------------------------------------------------------------------------------------
+// Validation of what is read
+
+TEST_F(Results, MissingFile) {
+  expect_runtime_error([&] { read_result_file(path("none.h5")); }, {path("none.h5"), "no such file"});
+}
+
+TEST_F(Results, UnknownSchemaVersionIsRejected) {
+  std::string file = good_file();
+  {
+    RawFile raw(file);
+    ASSERT_GE(raw.id, 0);
+    int version = 999;
+    replace_attribute(raw.id, "schema_version", H5T_STD_I32LE, H5T_NATIVE_INT, &version);
+  }
+  drop_checksum_block(file);
+  expect_runtime_error([&] { read_result_file(file); }, {file, "schema version 999", "not supported", "1"});
+}
+
+TEST_F(Results, ForeignHdf5FileIsRejected) {
+  const std::string file = path("foreign.h5");
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  hsize_t dim = 3;
+  hid_t space = H5Screate_simple(1, &dim, nullptr);
+  hid_t set = H5Dcreate2(f, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  double values[3] = {1, 2, 3};
+  H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);
+  H5Dclose(set);
+  H5Sclose(space);
+  H5Fclose(f);
+  expect_runtime_error([&] { read_result_file(file); }, {file, "not an hpcnn result file"});
+}
+
+TEST_F(Results, WrongFormatValueIsRejected) {
+  std::string file = good_file();
+  {
+    RawFile raw(file);
+    int not_a_string = 7;
+    replace_attribute(raw.id, "format", H5T_STD_I32LE, H5T_NATIVE_INT, &not_a_string);
+  }
+  drop_checksum_block(file);
+  expect_runtime_error([&] { read_result_file(file); }, {file, "format", "expected string"});
+}
+
+TEST_F(Results, FieldOfWrongTypeIsRejected) {
+  std::string file = good_file();
+  {
+    RawFile raw(file);
+    hid_t g = H5Gopen2(raw.id, "/points/000000", H5P_DEFAULT);
+    ASSERT_GE(g, 0);
+    double batch = 32.0;
+    replace_attribute(g, "batch", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &batch);
+    H5Gclose(g);
+  }
+  drop_checksum_block(file);
+  expect_runtime_error([&] { read_result_file(file); }, {file, "/points/000000", "'batch'", "expected int"});
+}
+
+TEST_F(Results, UnknownAttributesAreSkipped) {
+  std::string file = good_file();
+  {
+    RawFile raw(file);
+    hid_t g = H5Gopen2(raw.id, "/points/000000", H5P_DEFAULT);
+    ASSERT_GE(g, 0);
+    double x = 1.5;
+    replace_attribute(g, "field_from_the_future", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &x);
+    H5Gclose(g);
+  }
+  drop_checksum_block(file);
+  ResultRun run = read_result_file(file);
+  ASSERT_EQ(run.points.size(), 1u);
+  EXPECT_EQ(run.points[0].record.items().size(), 3u);
+  EXPECT_EQ(run.points[0].record.get("field_from_the_future"), nullptr);
+}
+
+TEST_F(Results, UncommittedFileIsRejected) {
+  std::string copy = path("incomplete.h5");
+  {
+    ResultWriter writer(path("tmp"), "x");
+    writer.add_point(ResultPoint{});
+    fs::copy_file(writer.temp_path(), copy);  // flushed after add_point, no provenance yet
+  }
+  expect_runtime_error([&] { read_result_file(copy); }, {copy, "provenance"});
+}
+
+TEST_F(Results, TruncatedFileIsRejected) {
+  std::string file = good_file();
+  std::string cut = path("truncated.h5");
+  fs::copy_file(file, cut);
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  expect_runtime_error([&] { read_result_file(cut); }, {cut, "truncated file"});
+  drop_checksum_block(cut);  // HDF5 notices too
+  expect_runtime_error([&] { read_result_file(cut); }, {cut, "truncated"});
+  std::string tiny = path("tiny.h5");
+  fs::copy_file(file, tiny);
+  fs::resize_file(tiny, 100);
+  expect_runtime_error([&] { read_result_file(tiny); }, {tiny});
+}
+
+// Damage HDF5 does not detect itself (variable-length strings are not checksummed) can crash the
+// library; the writer's CRC-32 catches it before HDF5 parses the file.
+TEST_F(Results, CorruptedFileIsRejected) {
+  std::string file = good_file();
+  const auto size = fs::file_size(file);
+  for (std::uintmax_t offset : {std::uintmax_t{600}, size / 2, size - 1}) {
+    std::string bad = path("corrupt-" + std::to_string(offset) + ".h5");
+    fs::copy_file(file, bad);
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(c ^ 0x5a));
+    f.close();
+    expect_runtime_error([&] { read_result_file(bad); }, {bad, "corrupted file", "CRC-32"});
+  }
+  std::string longer = path("longer.h5");
+  fs::copy_file(file, longer);
+  std::ofstream(longer, std::ios::app) << "x";
+  expect_runtime_error([&] { read_result_file(longer); }, {longer, "corrupted file"});
+}
+
+TEST_F(Results, RandomBytesAndEmptyFileAreRejected) {
+  std::string junk = path("junk.h5");
+  {
+    std::ofstream out(junk, std::ios::binary);
+    std::mt19937 gen(12345);
+    for (int i = 0; i < 4096; ++i) out.put(static_cast<char>(gen() & 0xff));
+  }
+  expect_runtime_error([&] { read_result_file(junk); }, {junk});
+  std::string empty = path("empty.h5");
+  std::ofstream{empty};
+  expect_runtime_error([&] { read_result_file(empty); }, {empty});
+  expect_runtime_error([&] { read_result_file(dir_); }, {dir_, "directory"});
+}
+
+// ----------------------------------------------------------------------------------------------
+// Tables
+
+namespace {
+std::vector<Record> table_records() {
+  Record a, b;
+  a.set("suite", "hpcnn-train");
+  a.set("model", "resnet50");
+  a.set("batch", std::int64_t{32});
+  a.set("img_per_s", 1234.5678);
+  b.set("suite", "hpcnn-infer");
+  b.set("model", "a|b,c");
+  b.set("batch", std::int64_t{128});
+  return {a, b};
+}
+const std::vector<std::string> kColumns = {"suite", "model", "batch", "img_per_s"};
+}  // namespace
+
+TEST(Table, Text) {
+  EXPECT_EQ(render_table(table_records(), kColumns, TableFormat::Text),
+            "suite        model     batch   img_per_s\n"
+            "                              [images/s]\n"
+            "hpcnn-train  resnet50     32      1234.6\n"
+            "hpcnn-infer  a|b,c       128\n");
+  // No unit line when no column has a unit.
+  EXPECT_EQ(render_table(table_records(), {"batch", "model"}, TableFormat::Text),
+            "batch  model\n"
+            "   32  resnet50\n"
+            "  128  a|b,c\n");
+}
+
+TEST(Table, Markdown) {
+  EXPECT_EQ(render_table(table_records(), kColumns, TableFormat::Markdown),
+            "| suite       | model    | batch | img_per_s [images/s] |\n"
+            "| ----------- | -------- | ----: | -------------------: |\n"
+            "| hpcnn-train | resnet50 |    32 |               1234.6 |\n"
+            "| hpcnn-infer | a\\|b,c   |   128 |                      |\n");
+}
+
+TEST(Table, Csv) {
+  EXPECT_EQ(render_table(table_records(), kColumns, TableFormat::Csv),
+            "suite,model,batch,img_per_s\n"
+            "hpcnn-train,resnet50,32,1234.5678\n"
+            "hpcnn-infer,\"a|b,c\",128,\n");
+  Record r;
+  r.set("model", "say \"hi\"");
+  r.set("iter_min_s", 1e-7);
+  r.set("status_reason", " padded");
+  EXPECT_EQ(render_table({r}, {"model", "iter_min_s", "status_reason"}, TableFormat::Csv),
+            "model,iter_min_s,status_reason\n"
+            "\"say \"\"hi\"\"\",1e-07,\" padded\"\n");
+}
+
+TEST(Table, TextStream) {
+  TextTableStream table({"model", "batch", "img_per_s"});
+  EXPECT_EQ(table.header(),
+            "model        batch   img_per_s\n"
+            "                    [images/s]\n");
+  const auto records = table_records();
+  EXPECT_EQ(table.row(records[0]), "resnet50        32      1234.6\n");
+  EXPECT_EQ(table.row(records[1]), "a|b,c          128\n");
+  EXPECT_THROW(TextTableStream({"nope"}), std::logic_error);
+}
+
+TEST(Table, EmptyAndOptions) {
+  EXPECT_EQ(render_table({}, {"batch"}, TableFormat::Csv), "batch\n");
+  EXPECT_EQ(render_table({}, {"batch"}, TableFormat::Text), "batch\n");
+  EXPECT_THROW(render_table({}, {"nope"}, TableFormat::Text), std::logic_error);
+  EXPECT_EQ(parse_table_format("markdown"), TableFormat::Markdown);
+  EXPECT_EQ(parse_table_format("csv"), TableFormat::Csv);
+  EXPECT_EQ(parse_table_format("text"), TableFormat::Text);
+  EXPECT_FALSE(parse_table_format("html").has_value());
+  EXPECT_EQ(parse_columns("suite,img_per_s"), (std::vector<std::string>{"suite", "img_per_s"}));
+  EXPECT_THROW(parse_columns("suite,bogus"), UsageError);
+  EXPECT_THROW(parse_columns("suite,,batch"), UsageError);
+  EXPECT_THROW(parse_columns(""), UsageError);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Finding files
+
+TEST_F(Results, FindResultFilesRecursiveSorted) {
+  fs::create_directories(path("tree/b/deep"));
+  fs::create_directories(path("tree/a"));
+  for (const char* name : {"tree/z.h5", "tree/b/deep/x.h5", "tree/a/y.h5", "tree/a/notes.txt",
+                           "tree/a/.run.h5.tmp", "tree/b/data.h5x"})
+    std::ofstream(path(name)) << "x";
+  std::vector<std::string> found = find_result_files({path("tree"), path("single.dat"), path("tree/a")});
+  EXPECT_EQ(found, (std::vector<std::string>{path("tree/a/y.h5"), path("tree/b/deep/x.h5"), path("tree/z.h5"),
+                                             path("single.dat"), path("tree/a/y.h5")}));
+  EXPECT_TRUE(find_result_files({path("tree/b/deep/..")}).size() == 1);
+  fs::create_directories(path("none"));
+  EXPECT_TRUE(find_result_files({path("none")}).empty());
+}
