@@ -40,6 +40,9 @@ def parse_args(argv=None):
     p.add_argument("--impl", choices=("auto", "torchvision", "local"), default="auto",
                    help="where the resnets come from (see models_torch.py)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="after timing, profile N more iterations with torch.profiler and print "
+                        "the time per op to stderr (where torch's time goes)")
     return p.parse_args(argv)
 
 
@@ -102,6 +105,14 @@ def main(argv=None):
         fmt = min(probe, key=probe.get)
     times = run(fmt, args.warmup, args.iters)
     med = statistics.median(times)
+    if args.profile:
+        xs = set_format(fmt)
+        with torch.set_grad_enabled(train), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            for k in range(args.profile):
+                step(xs[k % nbatches], labels[k % nbatches])
+        print(f"torch {torch.__version__} {args.model} {args.mode} ({fmt}), {args.profile} iterations:",
+              file=sys.stderr)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25), file=sys.stderr)
     result = {
         "side": "torch",
         "torch": torch.__version__,

@@ -1,14 +1,19 @@
-// The shared harness of the single-device model suites (hpcnn-train, hpcnn-infer): option table,
-// sweep over models x backends x datasets x batches x threads (x optimizer settings), the timed
-// loop with phase times, statistics across ranks, and the result file. A suite's main() is one
-// call to run_model_suite().
+// The model suites (hpcnn-train, hpcnn-infer) and the pieces every model-running suite shares
+// (hpcnn-scale, hpcnn-blas's model sweep): the model options, turning a sweep point into a model,
+// backend and optimizer, and the record fields that describe a model point.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
+#include "engine/graph.hpp"
 #include "engine/op.hpp"
+#include "harness/optimizer.hpp"
 #include "harness/options.hpp"
+#include "harness/sweep.hpp"
+#include "results/record.hpp"
 
 namespace hpcnn {
 
@@ -18,10 +23,39 @@ struct ModelSuite {
   const char* summary;  // one paragraph for --help
 };
 
-// The option table of a model suite (train adds optimizer settings).
-std::vector<OptionSpec> model_suite_options(Mode mode);
-
 // Collective over MPI_COMM_WORLD; call inside suite_main(). Returns the exit status.
 int run_model_suite(const ModelSuite& suite, int argc, char** argv);
+
+// ---- shared pieces ----
+// model, backend, dataset, batch, threads, image-size, act; with Train also optimizer, lr,
+// momentum, weight-decay.
+std::vector<OptionSpec> model_options(Mode mode);
+// iters, warmup, seed.
+std::vector<OptionSpec> timing_options();
+// The whole table of hpcnn-train / hpcnn-infer.
+std::vector<OptionSpec> model_suite_options(Mode mode);
+
+// Unknown model or backend names -> UsageError, before any work.
+void validate_model_names(const Options& options);
+void print_model_list();
+
+// What a sweep point asks for.
+struct ModelPoint {
+  std::string model, backend, dataset;
+  Shape sample;  // per sample; alexnet's native 64x64 unless --image-size
+  int classes = 10;
+  int batch = 1;
+  int threads = 0;  // 0: the library's default
+};
+ModelPoint model_point(const Options& options, const SweepPoint& point);
+Graph build_point_graph(const ModelPoint& mp, const SweepPoint& point, bool with_loss);
+// The backend with its threads set; adds its library versions to `libraries`.
+std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries);
+OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& point);
+
+// suite, model, backend, dataset, batch, threads (read back), ranks, image_size, classes,
+// params, iters, warmup, seed.
+void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
+                      const Graph& graph, const Options& options, int ranks);
 
 }  // namespace hpcnn

@@ -1,0 +1,36 @@
+// The optimizer a suite applies after backward: SGD (momentum, weight decay) or Adam over the
+// network's contiguous parameter buffer, with its state allocated on the backend's device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/backend.hpp"
+
+namespace hpcnn {
+
+struct OptimizerSettings {
+  std::string kind = "sgd";  // sgd | adam
+  float lr = 0.01f;
+  float momentum = 0.9f;     // SGD only
+  float weight_decay = 0.0f;
+};
+
+class Optimizer {
+ public:
+  Optimizer(Backend& backend, std::size_t count, const OptimizerSettings& settings);
+  // params -= update(grads); asynchronous on a GPU like every backend call.
+  void step(float* params, const float* grads);
+  std::int64_t steps() const { return steps_; }
+
+ private:
+  Backend& backend_;
+  std::size_t count_;
+  OptimizerSettings settings_;
+  std::shared_ptr<float> state1_, state2_;  // SGD velocity; Adam first and second moments
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace hpcnn
