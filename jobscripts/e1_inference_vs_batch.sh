@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+#SBATCH --job-name=hpcnn-e1
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --exclusive
+#SBATCH --time=01:00:00
+# E1 (paper 000 §4.4, Fig 3): inference images/s against batch size for ResNet-50 on CIFAR-10
+# (3x32x32) and ImageNet (3x224x224) shapes, CPU on one thread and on all threads.
+# Run: sbatch jobscripts/e1_inference_vs_batch.sh   or   bash jobscripts/e1_inference_vs_batch.sh
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+OUT=${OUT:-results/e1}
+BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
+run "$HPCNN_BIN/hpcnn-infer" --model resnet50 --backend dnnl --dataset cifar10,imagenet \
+    --batch "$BATCHES" --threads "1,$THREADS" --iters "${ITERS:-64}" --warmup 10 --output "$OUT"
+"$HPCNN_BIN/hpcnn-summary" --columns model,dataset,threads,batch,img_per_s,iter_median_s,iter_p95_s "$OUT"
