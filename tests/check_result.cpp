@@ -1,14 +1,106 @@
 // check_result FILE: recomputes every throughput figure of a suite's result file from the raw
 // per-iteration times stored in it, and checks the provenance. Exit 0 when all agree.
+// Points of hpcnn-train/-infer are checked further (issue 4): every statistic, the phase medians,
+// that the phases add up to each iteration within the stated 2%, the repeat spread and its
+// confidence interval, the per-rank memory, and the --profile ops arrays.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 
 #include "harness/stats.hpp"
+#include "harness/rank_series.hpp"
 #include "results/result_file.hpp"
 
 using namespace hpcnn;
+
+namespace {
+
+const Array* find_array(const ResultPoint& p, const std::string& name) {
+  for (const Array& a : p.arrays)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+bool near(double a, double b, double rel = 1e-12) { return std::fabs(a - b) <= rel * std::max({1e-300, std::fabs(a), std::fabs(b)}); }
+
+// The model suites' figures, recomputed from the arrays with code independent of the suite's.
+template <typename Check>
+void check_model_point(const ResultPoint& p, const std::vector<double>& slowest, double images, Check check) {
+  const Record& r = p.record;
+  const Stats s = compute_stats(slowest);
+  check(near(r.number("iter_mean_s").value_or(-1), s.mean, 1e-9), "mean");
+  check(near(r.number("iter_std_s").value_or(-1), s.stddev, 1e-9), "std");
+  check(r.number("iter_min_s") == s.min && r.number("iter_max_s") == s.max, "min/max");
+  check(near(r.number("iter_p5_s").value_or(-1), s.p5), "p5");
+  // Warm-up kept in the file, never in the statistics: each warm-up array entry is a real
+  // iteration and none of them took part (min/max above come from iter_time_s alone).
+  const Array* warm = find_array(p, "warmup_time_s");
+  check(warm && warm->dims.size() == 2 &&
+            warm->dims[1] == static_cast<std::size_t>(r.number("warmup").value_or(-1) * r.number("repeats").value_or(1)),
+        "warmup_time_s shape");
+  // Phase medians of the slowest rank, and the phase sum against every iteration of every rank.
+  const char* phases[][2] = {{"load_time_s", "load_s"}, {"forward_time_s", "forward_s"}, {"backward_time_s", "backward_s"},
+                             {"comm_wait_time_s", "comm_wait_s"}, {"update_time_s", "update_s"}};
+  const Array* iter = find_array(p, "iter_time_s");
+  std::vector<double> sum(iter->data.size(), 0.0);
+  for (const auto& ph : phases) {
+    const Array* a = find_array(p, ph[0]);
+    check(a && a->dims == iter->dims, "phase array shape");
+    if (!a || a->dims != iter->dims) return;
+    check(near(r.number(ph[1]).value_or(-1), compute_stats(max_over_ranks(*a)).median), ph[1]);
+    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += a->data[k];
+  }
+  double gap = 0;
+  for (std::size_t k = 0; k < sum.size(); ++k) gap = std::max(gap, std::fabs(iter->data[k] - sum[k]) / iter->data[k]);
+  check(gap <= 0.02, "phases do not add up to the iteration time within 2%");
+  check(near(r.number("phase_gap_max").value_or(-1), gap, 1e-9), "phase_gap_max");
+  check(r.text("phase_check") == "ok", "phase_check");
+  // Repeats: each repeat's throughput from its own slice, then the spread and the 95% interval.
+  const auto repeats = static_cast<std::size_t>(r.number("repeats").value_or(0));
+  check(repeats >= 1 && slowest.size() % repeats == 0, "repeats");
+  if (repeats >= 1 && slowest.size() % repeats == 0) {
+    const std::size_t per = slowest.size() / repeats;
+    std::vector<double> rates;
+    for (std::size_t k = 0; k < repeats; ++k)
+      rates.push_back(images / compute_stats({slowest.begin() + k * per, slowest.begin() + (k + 1) * per}).median);
+    const Stats rs = compute_stats(rates);
+    check(near(r.number("img_per_s_rep_min").value_or(-1), rs.min, 1e-9) &&
+              near(r.number("img_per_s_rep_max").value_or(-1), rs.max, 1e-9),
+          "repeat min/max");
+    const double half = repeats > 1 ? student_t_975(static_cast<int>(repeats) - 1) * rs.stddev / std::sqrt(double(repeats)) : 0.0;
+    check(near(r.number("img_per_s_ci_low").value_or(-1), rs.mean - half, 1e-9) &&
+              near(r.number("img_per_s_ci_high").value_or(-1), rs.mean + half, 1e-9),
+          "confidence interval");
+  }
+  const Array* peak = find_array(p, "peak_rss_mib");
+  check(peak && peak->data.size() == iter->dims[0] &&
+            r.number("peak_rss_mib") == *std::max_element(peak->data.begin(), peak->data.end()),
+        "peak_rss_mib is the largest rank's");
+  const Array* rss = find_array(p, "rss_mib");
+  check(rss && rss->dims == iter->dims, "rss_mib samples: one per iteration and rank");
+  if (r.text("profile") == "ops") {
+    const Array* ops = find_array(p, "op_time_s");
+    std::size_t kinds = 1;
+    for (char c : r.text("op_kinds")) kinds += c == ',';
+    check(ops && ops->dims.size() == 2 && ops->dims[1] == kinds, "op_time_s shape");
+    check(r.number("profile_overhead").has_value() && r.number("profile_iter_median_s").has_value(), "profile overhead");
+    const Array* prof = find_array(p, "profile_iter_time_s");
+    check(prof && near(r.number("profile_iter_median_s").value_or(-1), compute_stats(max_over_ranks(*prof)).median),
+          "profile_iter_median_s");
+    check(near(r.number("profile_overhead").value_or(-9), r.number("profile_iter_median_s").value_or(0) / s.median - 1.0, 1e-9),
+          "profile_overhead = profiled / unprofiled median - 1");
+    // The operators' times add up to no more than the profiled iterations' (rank 0).
+    if (ops && prof && ops->dims.size() == 2) {
+      double op_sum = 0, it_mean = 0;
+      for (std::size_t k = 0; k < ops->dims[1]; ++k) op_sum += ops->data[k];
+      for (std::size_t k = 0; k < prof->dims[1]; ++k) it_mean += prof->data[k] / double(prof->dims[1]);
+      check(op_sum > 0 && op_sum <= it_mean * 1.02, "operator times exceed the profiled iteration");
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -36,7 +128,8 @@ int main(int argc, char** argv) {
       check(iters != nullptr, "iter_time_s missing");
       if (!iters) continue;
       const auto ranks = static_cast<std::size_t>(p.record.number("ranks").value_or(0));
-      const auto n = static_cast<std::size_t>(p.record.number("iters").value_or(0));
+      const auto repeats = static_cast<std::size_t>(p.record.number("repeats").value_or(1));
+      const auto n = repeats * static_cast<std::size_t>(p.record.number("iters").value_or(0));
       check(iters->dims.size() == 2 && iters->dims[0] == ranks && iters->dims[1] == n, "iter_time_s shape");
       std::vector<double> slowest(n, 0.0);
       for (std::size_t r = 0; r < ranks; ++r)
@@ -49,6 +142,8 @@ int main(int argc, char** argv) {
       check(std::fabs(p.record.number("iter_median_s").value_or(-1) - s.median) <= 1e-12, "median");
       check(std::fabs(p.record.number("iter_p95_s").value_or(-1) - s.p95) <= 1e-12, "p95");
       check(!p.record.text("reproducer").empty(), "reproducer missing");
+      if (p.record.text("suite") == "hpcnn-train" || p.record.text("suite") == "hpcnn-infer")
+        check_model_point(p, slowest, batch * static_cast<double>(ranks), check);
     }
     std::printf("%s: %zu points checked, %d problems\n", argv[1], run.points.size(), bad);
     return bad ? 1 : 0;

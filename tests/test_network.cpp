@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "engine/backend.hpp"
 #include "engine/buckets.hpp"
@@ -67,8 +68,24 @@ TEST_P(ModelVsReference, ForwardAndBackwardMatch) {
     grads = net.get_grads();
     return loss;
   };
-  std::vector<float> ref_logits, ref_grads, logits, grads;
-  const float ref_loss = run("reference", ref_logits, ref_grads);
+  // The reference result of a model is computed once and shared by every backend's test: the
+  // reference backend is by far the slowest part of this test.
+  struct Reference {
+    float loss = 0;
+    std::vector<float> logits, grads;
+  };
+  static std::map<std::string, Reference> cache;
+  const std::string key = mc.model + "@" + std::to_string(mc.image);
+  if (!cache.count(key)) {
+    Reference r;
+    r.loss = run("reference", r.logits, r.grads);
+    cache[key] = std::move(r);
+  }
+  const Reference& ref = cache[key];
+  const float ref_loss = ref.loss;
+  const std::vector<float>& ref_logits = ref.logits;
+  const std::vector<float>& ref_grads = ref.grads;
+  std::vector<float> logits, grads;
   const float loss = run(backend_name, logits, grads);
   // fp32 with different summation orders through up to 50 layers. Forward: relative L2 error 1e-3
   // for the logits. Backward: 5e-2 for the whole gradient and 1e-1 per parameter tensor, because a

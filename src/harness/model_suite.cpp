@@ -2,18 +2,24 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "config.h"
 #include "engine/backend.hpp"
 #include "engine/errors.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
+#include "harness/op_cost.hpp"
+#include "harness/progress.hpp"
 #include "harness/provenance.hpp"
 #include "harness/rank_series.hpp"
+#include "harness/cpu_usage.hpp"
+#include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
 #include "harness/synthetic_data.hpp"
 #include "results/result_file.hpp"
@@ -53,7 +59,9 @@ std::vector<OptionSpec> timing_options() {
 std::vector<OptionSpec> model_suite_options(Mode mode) {
   std::vector<OptionSpec> specs = model_options(mode);
   const std::vector<OptionSpec> timing = timing_options(), output = output_options();
+  const std::vector<OptionSpec> measure = measurement_options();
   specs.insert(specs.end(), timing.begin(), timing.end());
+  specs.insert(specs.end(), measure.begin(), measure.end());
   specs.insert(specs.end(), output.begin(), output.end());
   return specs;
 }
@@ -149,6 +157,16 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("seed", o.integer("seed"));
 }
 
+std::vector<OptionSpec> measurement_options() {
+  return {
+      {"repeat", OptType::Int, false, "1", "N",
+       "run each point N times (fresh network each time) and store the spread of images/s", {}, 1, 1000},
+      {"profile", OptType::Choice, false, "none", "WHAT",
+       "ops: after the timed run, one more pass that times every operator (the figures above stay unprofiled)",
+       "none|ops"},
+  };
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -157,62 +175,178 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// The stated tolerance of the phase check: phases must add up to the iteration time within 2%.
+constexpr double kPhaseTolerance = 0.02;
+
 // Times of one rank for one point: warm-up iterations, and each timed iteration split in phases.
+// Iteration times are read from their own clock points, so the phase sum is a real check.
 struct RankTimes {
-  std::vector<double> iter, warmup, load, forward, backward, update;
+  std::vector<double> iter, warmup, load, forward, backward, comm_wait, update, rss;
+  double phase_gap_max = 0;  // max |iter - sum(phases)| / iter
+  std::vector<UsageReport> cpu;  // one per unprofiled pass
+  // --profile ops: the profiled pass.
+  std::vector<double> profiled_iter;
+  std::vector<std::string> op_kinds;
+  std::vector<double> op_seconds, op_calls, op_flops, op_bytes;  // [kind], summed over the pass
 };
 
-// Runs one sweep point on this rank. Collective only through barriers.
-RankTimes time_point(Mode mode, const Options& o, const SweepPoint& p, const ModelPoint& mp,
-                     Backend& backend, const Graph& graph, MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const bool train = mode == Mode::Train;
-  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
-  NetworkOptions nopt;
-  nopt.batch = mp.batch;
-  nopt.mode = mode;
-  nopt.seed = seed;
-  Network net(backend, graph, nopt);
-  // Each rank sees different data (as data-parallel training would), generated before timing.
-  SyntheticData data(mp.sample, mp.classes, mp.batch, seed + 7919ull * static_cast<std::uint64_t>(rank));
-  std::unique_ptr<Optimizer> optimizer;
-  if (train) optimizer = std::make_unique<Optimizer>(backend, net.param_count(), optimizer_settings(o, p));
+// Everything one pass over a point needs on this rank.
+struct PointRun {
+  Mode mode;
+  const Options& o;
+  const SweepPoint& p;
+  const ModelPoint& mp;
+  Backend& backend;
+  const Graph& graph;
+  MPI_Comm comm;
+};
 
-  const int warmup = static_cast<int>(o.integer("warmup"));
-  const int iters = static_cast<int>(o.integer("iters"));
-  RankTimes t;
-  for (int k = 0; k < warmup + iters; ++k) {
-    if (size > 1) MPI_Barrier(comm);  // align iterations across ranks, outside the timed region
-    const auto t0 = Clock::now();
-    net.set_input(data.images(k), data.labels(k));
-    backend.synchronize();
-    const auto t1 = Clock::now();
-    const float loss = net.forward();
-    backend.synchronize();
-    const auto t2 = Clock::now();
-    auto t3 = t2, t4 = t2;
-    if (train) {
-      net.backward();
-      backend.synchronize();
-      t3 = Clock::now();
-      optimizer->step(net.params(), net.grads());
-      backend.synchronize();
-      t4 = Clock::now();
-      if (!std::isfinite(loss)) throw RuntimeError("training diverged (loss " + std::to_string(loss) + ")");
-    }
-    if (k < warmup) {
-      t.warmup.push_back(seconds_between(t0, t4));
-      continue;
-    }
-    t.iter.push_back(seconds_between(t0, t4));
-    t.load.push_back(seconds_between(t0, t1));
-    t.forward.push_back(seconds_between(t1, t2));
-    t.backward.push_back(seconds_between(t2, t3));
-    t.update.push_back(seconds_between(t3, t4));
+// One pass: warm-up + timed iterations on a fresh network. Appends to `t` (profiled pass: only
+// profiled_iter and the op_* sums). Collective: with several ranks every iteration starts with an
+// all-reduce of "has any rank failed" (which also aligns the ranks, outside the timed region), so
+// a failing rank stops every rank at the same iteration; errors are returned, never thrown.
+std::string run_pass(const PointRun& run, bool profiled, long pass, long passes, RankTimes& t) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(run.comm, &rank);
+  MPI_Comm_size(run.comm, &size);
+  const bool train = run.mode == Mode::Train;
+  const auto seed = static_cast<std::uint64_t>(run.o.integer("seed"));
+  const int warmup = static_cast<int>(run.o.integer("warmup"));
+  const int iters = static_cast<int>(run.o.integer("iters"));
+  std::string error;
+  std::unique_ptr<Network> net;
+  std::unique_ptr<SyntheticData> data;
+  std::unique_ptr<Optimizer> optimizer;
+  try {
+    NetworkOptions nopt;
+    nopt.batch = run.mp.batch;
+    nopt.mode = run.mode;
+    nopt.seed = seed;
+    nopt.profile_ops = profiled;
+    net = std::make_unique<Network>(run.backend, run.graph, nopt);
+    // Each rank sees different data (as data-parallel training would), generated before timing.
+    data = std::make_unique<SyntheticData>(run.mp.sample, run.mp.classes, run.mp.batch,
+                                           seed + 7919ull * static_cast<std::uint64_t>(rank));
+    if (train)
+      optimizer = std::make_unique<Optimizer>(run.backend, net->param_count(), optimizer_settings(run.o, run.p));
+  } catch (const std::exception& e) {
+    error = e.what();
   }
-  return t;
+  std::unique_ptr<UsageMonitor> usage;  // CPU and sampled memory over the timed iterations
+  double update_s = 0;  // profiled pass: optimizer time, its own entry "weights_update"
+  const long total = warmup + iters;
+  for (int k = 0; k < total; ++k) {
+    if (size > 1) {
+      int mine = error.empty() ? 0 : 1, any = 0;
+      MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, run.comm);
+      if (any) break;
+    } else if (!error.empty()) {
+      break;
+    }
+    if (k == warmup) {
+      if (profiled) net->reset_profile();
+      update_s = 0;
+      if (!profiled) usage = std::make_unique<UsageMonitor>();
+    }
+    try {
+      const auto t0 = Clock::now();
+      net->set_input(data->images(k), data->labels(k));
+      run.backend.synchronize();
+      const auto t1 = Clock::now();
+      const float loss = net->forward();
+      run.backend.synchronize();
+      const auto t2 = Clock::now();
+      auto t3 = t2, t4 = t2, t5 = t2;
+      if (train) {
+        net->backward();
+        run.backend.synchronize();
+        t3 = Clock::now();
+        t4 = Clock::now();  // communication: none in a single-device suite
+        optimizer->step(net->params(), net->grads());
+        run.backend.synchronize();
+        t5 = Clock::now();
+      }
+      if (train && !std::isfinite(loss))
+        throw RuntimeError("diverged: loss " + std::to_string(loss) + " at iteration " + std::to_string(k));
+      const auto t_end = Clock::now();
+      const double it = seconds_between(t0, t_end);
+      if (rank == 0) progress().iteration(pass * total + k + 1, passes * total, run.mp.batch * double(size), it);
+      if (k < warmup) {
+        if (!profiled) t.warmup.push_back(it);
+        continue;
+      }
+      if (profiled) {
+        t.profiled_iter.push_back(it);
+        update_s += seconds_between(t4, t5);
+        continue;
+      }
+      const double phases[5] = {seconds_between(t0, t1), seconds_between(t1, t2), seconds_between(t2, t3),
+                                seconds_between(t3, t4), seconds_between(t4, t5)};
+      t.iter.push_back(it);
+      t.load.push_back(phases[0]);
+      t.forward.push_back(phases[1]);
+      t.backward.push_back(phases[2]);
+      t.comm_wait.push_back(phases[3]);
+      t.update.push_back(phases[4]);
+      const double sum = phases[0] + phases[1] + phases[2] + phases[3] + phases[4];
+      if (it > 0) t.phase_gap_max = std::max(t.phase_gap_max, std::fabs(it - sum) / it);
+      t.rss.push_back(current_rss_mib());  // outside the timed region: RSS over time, per rank
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!error.empty()) return error;
+  if (!profiled) {
+    if (usage) t.cpu.push_back(usage->stop());
+    return {};
+  }
+  // Sum the profile by operator kind: forward kinds in forward order, then backward kinds in
+  // backward order, then the optimizer; every rank builds the same list from the same graph.
+  auto slot = [&t](const std::string& kind) {
+    for (std::size_t i = 0; i < t.op_kinds.size(); ++i)
+      if (t.op_kinds[i] == kind) return i;
+    t.op_kinds.push_back(kind);
+    t.op_seconds.push_back(0);
+    t.op_calls.push_back(0);
+    t.op_flops.push_back(0);
+    t.op_bytes.push_back(0);
+    return t.op_kinds.size() - 1;
+  };
+  std::vector<const OpProfile*> fwd, bwd;
+  for (const OpProfile& op : net->profile()) (op.kind.size() > 9 && op.kind.ends_with("_backward") ? bwd : fwd).push_back(&op);
+  std::reverse(bwd.begin(), bwd.end());
+  for (const auto* list : {&fwd, &bwd})
+    for (const OpProfile* op : *list) {
+      const std::size_t i = slot(op->kind);
+      const bool backward = list == &bwd;
+      const OpCost c = backward ? op_backward_cost(run.graph, op->node, run.mp.batch)
+                                : op_forward_cost(run.graph, op->node, run.mp.batch);
+      t.op_seconds[i] += op->seconds;
+      t.op_calls[i] += static_cast<double>(op->calls);
+      t.op_flops[i] += c.flops * static_cast<double>(op->calls);
+      t.op_bytes[i] += c.bytes * static_cast<double>(op->calls);
+    }
+  if (train) {
+    const std::size_t i = slot("weights_update");
+    const OpCost c = weights_update_cost(run.graph.param_count());
+    t.op_seconds[i] += update_s;
+    t.op_calls[i] += iters;
+    t.op_flops[i] += c.flops * iters;
+    t.op_bytes[i] += c.bytes * iters;
+  }
+  return {};
+}
+
+// Throughput of each repeat from the gathered [ranks][repeats * iters] iteration times.
+std::vector<double> repeat_throughputs(const Array& iter, long repeats, long iters, double images) {
+  const std::vector<double> slowest = max_over_ranks(iter);
+  std::vector<double> out;
+  for (long r = 0; r < repeats; ++r) {
+    const std::vector<double> part(slowest.begin() + r * iters, slowest.begin() + (r + 1) * iters);
+    const double median = compute_stats(part).median;
+    out.push_back(median > 0 ? images / median : 0.0);
+  }
+  return out;
 }
 
 ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoint& p, MPI_Comm comm,
@@ -222,26 +356,56 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   MPI_Comm_size(comm, &size);
   const bool train = suite.mode == Mode::Train;
   const ModelPoint mp = model_point(o, p);
-  const Graph graph = build_point_graph(mp, p, train);
-  std::unique_ptr<Backend> backend = make_point_backend(mp, libraries);
-  const RankTimes t = time_point(suite.mode, o, p, mp, *backend, graph, comm);
+  std::optional<Graph> built;  // a model that does not fit the image size fails this point only
+  std::unique_ptr<Backend> backend;
+  std::string error;
+  try {
+    built.emplace(build_point_graph(mp, p, train));
+    backend = make_point_backend(mp, libraries);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_failure(comm, error);
+  const Graph& graph = *built;
+  const PointRun run{suite.mode, o, p, mp, *backend, graph, comm};
+  const long repeats = o.integer("repeat"), iters = o.integer("iters");
+  const bool profiled = o.str("profile") == "ops";
+  const long passes = repeats + (profiled ? 1 : 0);
+  RankTimes t;
+  for (long pass = 0; pass < passes; ++pass)  // agree after every pass, so all ranks stop together
+    agree_on_failure(comm, run_pass(run, pass == repeats, pass, passes, t));
 
   ResultPoint out;
-  out.arrays.push_back(gather_series("iter_time_s", "s", t.iter, comm));
-  out.arrays.push_back(gather_series("warmup_time_s", "s", t.warmup, comm));
-  out.arrays.push_back(gather_series("load_time_s", "s", t.load, comm));
-  out.arrays.push_back(gather_series("forward_time_s", "s", t.forward, comm));
-  out.arrays.push_back(gather_series("backward_time_s", "s", t.backward, comm));
-  out.arrays.push_back(gather_series("update_time_s", "s", t.update, comm));
-  double rss = peak_rss_mib(), max_rss = 0;
-  MPI_Reduce(&rss, &max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  auto add = [&](const char* name, const char* unit, const std::vector<double>& v) {
+    out.arrays.push_back(gather_series(name, unit, v, comm));
+    return out.arrays.size() - 1;
+  };
+  const std::size_t a_iter = add("iter_time_s", "s", t.iter);
+  add("warmup_time_s", "s", t.warmup);
+  const std::size_t a_load = add("load_time_s", "s", t.load);
+  const std::size_t a_fwd = add("forward_time_s", "s", t.forward);
+  const std::size_t a_bwd = add("backward_time_s", "s", t.backward);
+  const std::size_t a_comm = add("comm_wait_time_s", "s", t.comm_wait);
+  const std::size_t a_upd = add("update_time_s", "s", t.update);
+  const std::size_t a_rss = add("rss_mib", "MiB", t.rss);
+  add("peak_rss_mib", "MiB", {peak_rss_mib()});
+  double gap = 0;
+  MPI_Reduce(&t.phase_gap_max, &gap, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  std::size_t a_prof = 0;
+  if (profiled) {
+    a_prof = add("profile_iter_time_s", "s", t.profiled_iter);
+    std::vector<double> per_iter(t.op_seconds.size());
+    for (std::size_t i = 0; i < per_iter.size(); ++i) per_iter[i] = t.op_seconds[i] / static_cast<double>(iters);
+    add("op_time_s", "s", per_iter);  // [ranks][kinds], seconds per iteration
+  }
   if (rank != 0) return out;  // only rank 0 holds the gathered series and writes the record
 
   Record& r = out.record;
   set_model_fields(r, suite.program, mp, *backend, graph, o, size);
   r.set("mode", std::string(train ? "train" : "infer"));
-  const Stats it = slowest_rank_stats(out.arrays[0]);
-  const double img_per_s = it.median > 0 ? mp.batch * static_cast<double>(size) / it.median : 0.0;
+  const Stats it = slowest_rank_stats(out.arrays[a_iter]);
+  const double images = mp.batch * static_cast<double>(size);
+  const double img_per_s = it.median > 0 ? images / it.median : 0.0;
   const double flops = static_cast<double>(train ? graph.flops_training_per_sample() : graph.flops_forward_per_sample());
   r.set("img_per_s", img_per_s);
   r.set("iter_median_s", it.median);
@@ -251,18 +415,85 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   r.set("iter_max_s", it.max);
   r.set("iter_p5_s", it.p5);
   r.set("iter_p95_s", it.p95);
-  r.set("load_s", slowest_rank_stats(out.arrays[2]).median);
-  r.set("forward_s", slowest_rank_stats(out.arrays[3]).median);
-  r.set("backward_s", slowest_rank_stats(out.arrays[4]).median);
-  r.set("update_s", slowest_rank_stats(out.arrays[5]).median);
+  r.set("load_s", slowest_rank_stats(out.arrays[a_load]).median);
+  r.set("forward_s", slowest_rank_stats(out.arrays[a_fwd]).median);
+  r.set("backward_s", slowest_rank_stats(out.arrays[a_bwd]).median);
+  r.set("update_s", slowest_rank_stats(out.arrays[a_upd]).median);
   r.set("flops_per_image", flops);
   r.set("gflops", img_per_s * flops * 1e-9);  // all ranks together
-  r.set("peak_rss_mib", max_rss);
+  double peak = 0;
+  for (double v : out.arrays[a_rss + 1].data) peak = std::max(peak, v);
+  r.set("peak_rss_mib", peak);
   r.set("status", std::string("ok"));
+  // results and reporting (issue 4)
+  const std::vector<double> reps = repeat_throughputs(out.arrays[a_iter], repeats, iters, images);
+  const Stats rs = compute_stats(reps);
+  const Interval ci = mean_confidence_95(reps);
+  out.arrays.push_back({"repeat_img_per_s", "images/s", {reps.size()}, reps});
+  r.set("repeats", std::int64_t{repeats});
+  r.set("img_per_s_rep_min", rs.min);
+  r.set("img_per_s_rep_max", rs.max);
+  r.set("img_per_s_rep_std", rs.stddev);
+  r.set("img_per_s_ci_low", ci.low);
+  r.set("img_per_s_ci_high", ci.high);
+  r.set("comm_wait_s", slowest_rank_stats(out.arrays[a_comm]).median);
+  {
+    // "other": what the slowest rank's iteration spent outside the phases.
+    std::vector<double> other;
+    const auto& d = out.arrays;
+    for (std::size_t k = 0; k < d[a_iter].data.size(); ++k)
+      other.push_back(d[a_iter].data[k] - d[a_load].data[k] - d[a_fwd].data[k] - d[a_bwd].data[k] -
+                      d[a_comm].data[k] - d[a_upd].data[k]);
+    r.set("other_s", compute_stats(other).median);
+  }
+  r.set("phase_gap_max", gap);
+  r.set("phase_check", std::string(gap <= kPhaseTolerance ? "ok" : "failed"));
+  if (!t.cpu.empty()) {  // rank 0's figures, averaged over the repeats
+    const double n = static_cast<double>(t.cpu.size());
+    double user = 0, sys = 0, iowait = 0, total = 0, mem_avg = 0, mem_max = 0;
+    for (const UsageReport& u : t.cpu) {
+      user += u.cpu.user_pct / n;
+      sys += u.cpu.sys_pct / n;
+      iowait += u.cpu.iowait_pct / n;
+      total += u.cpu.total_pct / n;
+      mem_avg += u.mem_avg_mib / n;
+      mem_max = std::max(mem_max, u.mem_max_mib);
+    }
+    r.set("cpu_user_pct", user);
+    r.set("cpu_sys_pct", sys);
+    r.set("cpu_iowait_pct", iowait);
+    r.set("cpu_total_pct", total);
+    r.set("mem_avg_mib", mem_avg);
+    r.set("mem_max_mib", mem_max);
+  }
+  r.set("profile", o.str("profile"));
+  if (profiled) {
+    const double prof_median = slowest_rank_stats(out.arrays[a_prof]).median;
+    r.set("profile_iter_median_s", prof_median);
+    r.set("profile_overhead", it.median > 0 ? prof_median / it.median - 1.0 : 0.0);
+    std::string kinds;
+    for (const std::string& k : t.op_kinds) kinds.append(kinds.empty() ? "" : ",").append(k);
+    r.set("op_kinds", kinds);
+    const std::size_t nk = t.op_kinds.size();
+    std::vector<double> calls(nk), fl(nk), by(nk);
+    for (std::size_t i = 0; i < nk; ++i) {
+      calls[i] = t.op_calls[i] / static_cast<double>(iters);
+      fl[i] = t.op_calls[i] > 0 ? t.op_flops[i] / t.op_calls[i] : 0.0;
+      by[i] = t.op_calls[i] > 0 ? t.op_bytes[i] / t.op_calls[i] : 0.0;
+    }
+    out.arrays.push_back({"op_calls", "", {nk}, calls});
+    out.arrays.push_back({"op_flops", "FLOP", {nk}, fl});
+    out.arrays.push_back({"op_bytes", "B", {nk}, by});
+  }
   return out;
 }
 
 }  // namespace
+
+ResultPoint run_model_point(const ModelSuite& suite, const Options& o, const SweepPoint& p, MPI_Comm comm,
+                            LibraryVersions& libraries) {
+  return run_point(suite, o, p, comm, libraries);
+}
 
 int run_model_suite(const ModelSuite& suite, int argc, char** argv) {
   SuiteDef def;

@@ -3,6 +3,8 @@
 // backend and optimizer, and the record fields that describe a model point.
 #pragma once
 
+#include <mpi.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/record.hpp"
+#include "results/result_file.hpp"
 
 namespace hpcnn {
 
@@ -32,6 +35,8 @@ int run_model_suite(const ModelSuite& suite, int argc, char** argv);
 std::vector<OptionSpec> model_options(Mode mode);
 // iters, warmup, seed.
 std::vector<OptionSpec> timing_options();
+// repeat, profile (hpcnn-train/-infer; docs/RESULTS.md describes what they store).
+std::vector<OptionSpec> measurement_options();
 // The whole table of hpcnn-train / hpcnn-infer.
 std::vector<OptionSpec> model_suite_options(Mode mode);
 
@@ -57,5 +62,12 @@ OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& p
 // params, iters, warmup, seed.
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
                       const Graph& graph, const Options& options, int ranks);
+
+// One point of hpcnn-train / hpcnn-infer run in-process, as run_model_suite runs it (hpcnn-blas
+// --sweep model wraps it with its own CPU and memory sampling). `options` must hold
+// model_options(mode), timing_options() and measurement_options(). Collective over comm; the
+// record is complete on rank 0 only.
+ResultPoint run_model_point(const ModelSuite& suite, const Options& options, const SweepPoint& point,
+                            MPI_Comm comm, LibraryVersions& libraries);
 
 }  // namespace hpcnn

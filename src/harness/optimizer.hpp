@@ -24,6 +24,8 @@ class Optimizer {
   // params -= update(grads); asynchronous on a GPU like every backend call.
   void step(float* params, const float* grads);
   std::int64_t steps() const { return steps_; }
+  // Learning-rate schedules (harness/accuracy_suite.cpp) change the rate between steps.
+  void set_lr(float lr) { settings_.lr = lr; }
 
  private:
   Backend& backend_;

@@ -33,4 +33,21 @@ Stats compute_stats(std::vector<double> sample) {
   return s;
 }
 
+double student_t_975(int dof) {
+  // Table for small dof (where it matters), then the normal approximation with a 1/dof term.
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof < 1) return 0.0;
+  if (dof <= 30) return table[dof - 1];
+  return 1.959964 + 2.4 / static_cast<double>(dof);
+}
+
+Interval mean_confidence_95(const std::vector<double>& sample) {
+  const Stats s = compute_stats(sample);
+  if (s.count < 2) return {s.mean, s.mean};
+  const double half = student_t_975(s.count - 1) * s.stddev / std::sqrt(static_cast<double>(s.count));
+  return {s.mean - half, s.mean + half};
+}
+
 }  // namespace hpcnn

@@ -15,4 +15,12 @@ struct Stats {
 Stats compute_stats(std::vector<double> sample);
 double percentile(const std::vector<double>& sorted, double q);  // q in [0, 100]
 
+// Two-sided 95% confidence interval of the mean of `sample` (Student t with n - 1 degrees of
+// freedom); {mean, mean} for fewer than two values.
+struct Interval {
+  double low = 0, high = 0;
+};
+Interval mean_confidence_95(const std::vector<double>& sample);
+double student_t_975(int dof);  // 97.5% quantile of Student's t (dof >= 1)
+
 }  // namespace hpcnn

@@ -1,10 +1,14 @@
 #include "harness/suite_runner.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "config.h"
 #include "harness/main_wrapper.hpp"
+#include "harness/progress.hpp"
 #include "harness/provenance.hpp"
 #include "results/table.hpp"
 
@@ -19,6 +23,51 @@ std::vector<OptionSpec> output_options() {
       {"help", OptType::Flag, false, "", "", "print this help and exit"},
   };
 }
+
+void agree_on_failure(MPI_Comm comm, const std::string& local_error) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int mine = local_error.empty() ? size : rank;
+  int first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return;
+  std::string reason = rank == first ? local_error : std::string();
+  int len = static_cast<int>(reason.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  reason.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(reason.data(), len, MPI_CHAR, first, comm);
+  if (size > 1) reason = "rank " + std::to_string(first) + ": " + reason;
+  const bool diverged = local_error.rfind("diverged", 0) == 0 || reason.find(": diverged") != std::string::npos;
+  throw PointFailure(diverged ? "diverged" : "failed", reason);
+}
+
+namespace {
+
+// The record of a point that did not produce figures: the suite, the point's swept settings that
+// are fields (an option "image-size" is the field "image_size"), the status and the reason.
+Record failed_record(const char* program, const SweepPoint& p, const PointFailure& e) {
+  Record r;
+  r.set("suite", std::string(program));
+  for (const auto& [name, value] : p.items()) {
+    std::string field = name;
+    for (char& c : field)
+      if (c == '-') c = '_';
+    const Field* f = find_field(field);
+    if (!f) continue;
+    try {
+      if (f->type == FieldType::String) r.set(field, value);
+      else if (f->type == FieldType::Int) r.set(field, static_cast<std::int64_t>(std::stoll(value)));
+      else r.set(field, std::stod(value));
+    } catch (const std::exception&) {  // "default" threads and the like: leave the cell empty
+    }
+  }
+  r.set("status", e.status);
+  r.set("status_reason", std::string(e.what()));
+  return r;
+}
+
+}  // namespace
 
 std::string point_reproducer(const char* program, const Options& options, const SweepPoint& point) {
   std::string cmd = program;
@@ -70,12 +119,33 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
     return 1;
   }
 
-  const TextTableStream live(suite.live_columns);
+  std::vector<std::string> columns = suite.live_columns;
+  columns.push_back("status");
+  const TextTableStream live(columns);
   if (root && !quiet) std::printf("%s", live.header().c_str());
   LibraryVersions libraries;
-  for (const SweepPoint& p : sweep_points(o, suite.options)) {
-    ResultPoint point = suite.run_point(o, p, comm, libraries);
+  const std::vector<SweepPoint> points = sweep_points(o, suite.options);
+  progress().start_run(root && !quiet && isatty(STDERR_FILENO), static_cast<int>(points.size()));
+  std::map<std::string, int> tally;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    progress().start_point(static_cast<int>(i));
+    ResultPoint point;
+    try {
+      point = suite.run_point(o, p, comm, libraries);
+    } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
+      point = ResultPoint{};
+      point.record = failed_record(suite.program, p, e);
+      if (root) {
+        progress().clear();
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: point %zu: %s: %s\n", suite.program, i + 1, e.status.c_str(), e.what());
+      }
+    }
     if (!root) continue;
+    progress().clear();
+    if (!point.record.get("status")) point.record.set("status", std::string("ok"));
+    ++tally[point.record.text("status")];
     point.record.set("reproducer", point_reproducer(suite.program, o, p));
     writer->add_point(point);
     if (!quiet) {
@@ -84,11 +154,19 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
     }
   }
   const Provenance prov = collect_provenance(suite.program, o, comm, libraries, start);
+  int failed = 0;
   if (root) {
     const std::string path = writer->commit(prov);
-    if (!quiet) std::printf("results: %s\n", path.c_str());
+    failed = tally.count("failed") ? tally["failed"] : 0;
+    if (!quiet) {
+      std::string line;
+      for (const char* s : {"ok", "failed", "diverged", "skipped"})
+        if (tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(tally[s])).append(" ").append(s);
+      std::printf("points: %s\nresults: %s\n", line.c_str(), path.c_str());
+    }
   }
-  return 0;
+  MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  return failed > 0 ? 1 : 0;
 }
 
 }  // namespace hpcnn

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/errors.hpp"
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/result_file.hpp"
@@ -30,10 +31,26 @@ struct SuiteDef {
       run_point;
 };
 
+// A point that could not be measured. Thrown by run_point on EVERY rank of comm at the same
+// time (see agree_on_failure), so the runner records the point with this status and reason and
+// goes on with the next point. Any other exception from run_point ends the run (exit 1;
+// MPI_Abort with several ranks, since the other ranks may be waiting in a collective).
+struct PointFailure : RuntimeError {
+  PointFailure(std::string status, const std::string& reason) : RuntimeError(reason), status(std::move(status)) {}
+  std::string status;  // "failed", "diverged" or "skipped"
+};
+
+// Collective over comm: every rank passes its own error ("" when it has none). When any rank has
+// one, every rank throws PointFailure(status, the lowest failing rank's error) -- status is
+// "diverged" when that error starts with "diverged", else "failed". Otherwise returns.
+void agree_on_failure(MPI_Comm comm, const std::string& local_error);
+
 // --output, --quiet, --list, --version, --help: the options every suite ends its table with.
 std::vector<OptionSpec> output_options();
 
-// Collective over MPI_COMM_WORLD; call inside suite_main(). Returns the exit status.
+// Collective over MPI_COMM_WORLD; call inside suite_main(). Returns the exit status: 0 when every
+// point is ok, diverged or skipped; 1 when a point failed (the other points still ran and are in
+// the file). Ends with a tally line on stdout ("points: 3 ok, 1 failed") unless --quiet.
 int run_suite(const SuiteDef& suite, int argc, char** argv);
 
 // A command line that reruns exactly this point: the program, every effective option with the

@@ -1,0 +1,42 @@
+// The allreduce contract every exchange scheme written over MPI fulfils: sum float buffers in place
+// over the ranks of one communicator, non-blocking, several operations in flight at once. Used by
+// hpcnn-allreduce (one operation at a time) and by the allreduce exchanges of hpcnn-scale (one
+// operation per gradient bucket, started while backward runs). Units: mpi_allreduce.cpp,
+// ring.cpp, rhd.cpp; registered by name in exchange.hpp.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hpcnn {
+
+// Bytes this rank has handed to MPI for sending and received, summed over operations.
+struct Traffic {
+  std::int64_t sent = 0, received = 0;
+};
+
+class Allreduce {
+ public:
+  virtual ~Allreduce() = default;
+  // Starts summing `count` floats at `data` over every rank, in place; the result is bit-identical
+  // on every rank. Collective in the non-blocking sense: every rank must start the same operations
+  // (same counts) in the same order. `data` must not be touched until wait_all() returns.
+  virtual void start(float* data, std::size_t count) = 0;
+  // Advances every operation in flight without blocking; true when none is left.
+  virtual bool progress() = 0;
+  // Blocks until every operation started has completed.
+  virtual void wait_all() = 0;
+  // One blocking allreduce (what hpcnn-allreduce times). Default: start() + wait_all(); the mpi
+  // scheme calls MPI_Allreduce here (and MPI_Iallreduce in start()).
+  virtual void run(float* data, std::size_t count) {
+    start(data, count);
+    wait_all();
+  }
+  // What this rank sent and received so far. Schemes written here count their own messages;
+  // `mpi` cannot see inside the library and counts the bus volume 2(P-1)/P x bytes each way.
+  virtual Traffic traffic() const = 0;
+};
+
+}  // namespace hpcnn

@@ -1,0 +1,115 @@
+#include "collectives/schedule.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "engine/errors.hpp"
+
+namespace hpcnn {
+
+std::size_t block_offset(std::size_t count, int parts, int i) {
+  const std::size_t p = static_cast<std::size_t>(parts), k = static_cast<std::size_t>(i);
+  const std::size_t base = count / p, extra = count % p;
+  return k * base + std::min(k, extra);
+}
+
+ScheduledAllreduce::ScheduledAllreduce(MPI_Comm comm, Planner planner) : planner_(std::move(planner)) {
+  MPI_Comm_dup(comm, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+ScheduledAllreduce::~ScheduledAllreduce() {
+  // Operations still in flight would write into freed memory: complete them (they complete on
+  // every rank, since every rank started the same operations).
+  try {
+    wait_all();
+  } catch (...) {
+  }
+  MPI_Comm_free(&comm_);
+}
+
+namespace {
+int checked_int(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw RuntimeError("allreduce: message of " + std::to_string(n) + " floats exceeds MPI's int count");
+  return static_cast<int>(n);
+}
+}  // namespace
+
+void ScheduledAllreduce::start(float* data, std::size_t count) {
+  Operation op;
+  op.data = data;
+  op.steps = planner_(rank_, size_, count);
+  std::size_t scratch = 0;
+  for (const Step& s : op.steps)
+    if (s.reduce && s.recv_peer >= 0) scratch = std::max(scratch, s.recv_count);
+  if (!spare_.empty()) {
+    op.scratch = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  if (op.scratch.size() < scratch) op.scratch.resize(scratch);
+  // Every rank numbers its operations identically, so the tag pairs up the same operation's
+  // messages across ranks even when several buckets are in flight between the same two peers.
+  op.tag = next_tag_;
+  next_tag_ = (next_tag_ + 1) % 32767;  // MPI guarantees tags up to 32767
+  ops_.push_back(std::move(op));
+  advance(ops_.back(), false);
+}
+
+bool ScheduledAllreduce::advance(Operation& op, bool block) {
+  while (op.next < op.steps.size()) {
+    const Step& s = op.steps[op.next];
+    if (!op.posted) {
+      if (s.recv_peer >= 0) {
+        float* dst = s.reduce ? op.scratch.data() : op.data + s.recv_offset;
+        MPI_Irecv(dst, checked_int(s.recv_count), MPI_FLOAT, s.recv_peer, op.tag, comm_, &op.requests[0]);
+        traffic_.received += static_cast<std::int64_t>(s.recv_count * sizeof(float));
+      }
+      if (s.send_peer >= 0) {
+        MPI_Isend(op.data + s.send_offset, checked_int(s.send_count), MPI_FLOAT, s.send_peer, op.tag, comm_,
+                  &op.requests[1]);
+        traffic_.sent += static_cast<std::int64_t>(s.send_count * sizeof(float));
+      }
+      op.posted = true;
+    }
+    if (block) {
+      MPI_Waitall(2, op.requests, MPI_STATUSES_IGNORE);
+    } else {
+      int done = 0;
+      MPI_Testall(2, op.requests, &done, MPI_STATUSES_IGNORE);
+      if (!done) return false;
+    }
+    if (s.reduce && s.recv_peer >= 0) {
+      float* __restrict dst = op.data + s.recv_offset;
+      const float* __restrict src = op.scratch.data();
+      for (std::size_t i = 0; i < s.recv_count; ++i) dst[i] += src[i];
+    }
+    op.posted = false;
+    ++op.next;
+  }
+  return true;
+}
+
+bool ScheduledAllreduce::progress() {
+  // Every operation gets its turn (a later bucket's first step may be ready before an earlier
+  // bucket's last one); finished operations leave from the front.
+  for (Operation& op : ops_) advance(op, false);
+  while (!ops_.empty() && ops_.front().next == ops_.front().steps.size()) retire_front();
+  return ops_.empty();
+}
+
+void ScheduledAllreduce::retire_front() {
+  if (ops_.front().scratch.capacity() > 0 && spare_.size() < 64) spare_.push_back(std::move(ops_.front().scratch));
+  ops_.pop_front();
+}
+
+void ScheduledAllreduce::wait_all() {
+  // Oldest first: that is the order every rank posts in, so blocking on it cannot deadlock.
+  while (!ops_.empty()) {
+    advance(ops_.front(), true);
+    retire_front();
+  }
+}
+
+}  // namespace hpcnn

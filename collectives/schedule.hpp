@@ -1,0 +1,70 @@
+// Allreduce as a schedule of point-to-point steps, run by one non-blocking progress engine: the
+// algorithms written here (ring.cpp, rhd.cpp) only say which range goes to and comes from which
+// peer at each step; posting, testing, reducing and bookkeeping live here once.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+
+namespace hpcnn {
+
+// One step of one rank: post a send and/or a receive (peer -1: none), wait for both, then add the
+// received range into the data (reduce) or receive it in place (copy). Ranges are in floats.
+struct Step {
+  int send_peer = -1;
+  std::size_t send_offset = 0, send_count = 0;
+  int recv_peer = -1;
+  std::size_t recv_offset = 0, recv_count = 0;
+  bool reduce = false;
+};
+using Schedule = std::vector<Step>;
+
+// The schedule of `rank` out of `size` for summing `count` floats.
+using Planner = std::function<Schedule(int rank, int size, std::size_t count)>;
+
+// Partition of `count` floats into `parts` contiguous blocks whose sizes differ by at most one:
+// offset of block i (i == parts gives count).
+std::size_t block_offset(std::size_t count, int parts, int i);
+
+class ScheduledAllreduce : public Allreduce {
+ public:
+  // Duplicates `comm` so its messages never match anyone else's. Collective over comm.
+  ScheduledAllreduce(MPI_Comm comm, Planner planner);
+  ~ScheduledAllreduce() override;
+  void start(float* data, std::size_t count) override;
+  bool progress() override;
+  void wait_all() override;
+  Traffic traffic() const override { return traffic_; }
+
+ private:
+  struct Operation {
+    float* data = nullptr;
+    Schedule steps;
+    std::size_t next = 0;  // step to post or being waited for
+    bool posted = false;
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::vector<float> scratch;  // receive buffer of reduce steps
+    int tag = 0;
+  };
+  // Posts steps and finishes completed ones; with `block`, waits on each step instead of testing.
+  // Returns true when the operation is complete.
+  bool advance(Operation& op, bool block);
+  void retire_front();  // drops the oldest (finished) operation, keeping its buffer
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  Planner planner_;
+  std::deque<Operation> ops_;  // in flight, oldest first
+  int next_tag_ = 0;
+  Traffic traffic_;
+  // Receive buffers of finished operations, reused: a fresh allocation per operation costs page
+  // faults and zeroing on every bucket (measured: a third of ring's bandwidth at 1 MiB).
+  std::vector<std::vector<float>> spare_;
+};
+
+}  // namespace hpcnn

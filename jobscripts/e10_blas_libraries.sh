@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+#SBATCH --job-name=hpcnn-e10
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --exclusive
+#SBATCH --time=02:00:00
+# E10 (paper 004 Tables X-XI): the compute library under the same training job. lenet5 on MNIST
+# shapes trained with each CPU library at its default thread count ("unset"), with CPU user /
+# system / iowait / total % and memory average / maximum; then SGEMM GFLOP/s of each library for
+# reference. Works under Slurm (sbatch, launched with srun) and without (mpirun -np 1); see
+# common.sh for HPCNN_BIN, HPCNN_LAUNCH and OUT.
+#   LIBS=openblas,eigen,dnnl ITERS=200 BATCH=64 MODEL=lenet5 jobscripts/e10_blas_libraries.sh
+set -euo pipefail
+# One process that may use every core of the node: the libraries' threads must not be confined to
+# the one core a launcher binds a single rank to by default (that would also change the
+# libraries' "default" thread count, which they derive from the CPUs they may use).
+if [ -z "${HPCNN_LAUNCH+set}" ]; then
+  if [ -n "${SLURM_JOB_ID:-}" ]; then
+    HPCNN_LAUNCH="srun --ntasks=1 --cpus-per-task=${SLURM_CPUS_ON_NODE:-1} --cpu-bind=none"
+  else
+    HPCNN_LAUNCH="mpirun -np 1 --bind-to none"
+  fi
+fi
+source "$(dirname "$0")/common.sh"
+OUT=${OUT:-results/e10}
+LIBS=${LIBS:-$("$HPCNN_BIN/hpcnn-blas" --list | awk '/^backends:/{b=1;next} /^[^ ]/{b=0} b && $1!="reference"{print $1}' | paste -sd, -)}
+run "$HPCNN_BIN/hpcnn-blas" --sweep model --model "${MODEL:-lenet5}" --dataset mnist --backend "$LIBS" \
+    --threads default --batch "${BATCH:-64}" --iters "${ITERS:-200}" --warmup 10 --output "$OUT"
+run "$HPCNN_BIN/hpcnn-blas" --sweep gemm --backend "$LIBS" --threads default --sizes 1024,2048 \
+    --iters 20 --warmup 3 --output "$OUT"
+"$HPCNN_BIN/hpcnn-summary" --table blas "$OUT"

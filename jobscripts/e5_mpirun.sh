@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# E5 (paper 000 §4.6.1, Fig 5): synchronous scaling over 1, 2, 4, 8 ranks (one device each),
+# ResNet-50, CIFAR-10 shapes, global batch 1024 (strong scaling). On GPUs use the NCCL exchange
+# once the GPU issue adds it (EXCHANGE=nccl BACKEND=cuda); until then CPU ranks with ring allreduce.
+# Quick local check: MODEL=lenet5 GLOBAL=64 ITERS=5 RANKS="1 2 4" ./jobscripts/e5_mpirun.sh
+set -euo pipefail
+BIN=${HPCNN_BIN:-$(cd "$(dirname "$0")/.." && pwd)}
+OUT=${OUT:-results/e5}
+for n in ${RANKS:-1 2 4 8}; do
+  mpirun -np "$n" --oversubscribe ${HOSTFILE:+--hostfile $HOSTFILE} "$BIN/hpcnn-scale" --model "${MODEL:-resnet50}" \
+    --dataset cifar10 --backend "${BACKEND:-dnnl}" --exchange "${EXCHANGE:-ring}" --scaling strong --batch "${GLOBAL:-1024}" \
+    --iters "${ITERS:-20}" --warmup 3 --baseline --output "$OUT"
+done
+# Fig 5: images/s and efficiency against ranks, with the linear line.
+"$BIN/hpcnn-summary" --format markdown --columns model,exchange,workers,global_batch,img_per_s,linear_img_per_s,efficiency,overlap "$OUT"

@@ -1,0 +1,26 @@
+// Which samples each rank trains on in each step of an epoch. The epoch's order is a
+// permutation of all samples drawn from (seed, epoch) (or the identity without shuffling), the
+// same on every rank; global step k covers order positions [k*B*P, (k+1)*B*P) and rank r takes
+// its B consecutive positions within them. So every sample is used exactly once per epoch across
+// the P ranks, every rank runs the same number of steps, and only the last step may be short (or
+// empty on some ranks).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace hpcnn::data {
+
+// A permutation of [0, n) from (seed, epoch): Fisher-Yates over the counter-based RNG.
+std::vector<std::uint32_t> epoch_order(std::size_t n, std::uint64_t seed, std::uint64_t epoch, bool shuffle);
+
+// Steps of one epoch: ceil(n / (batch * ranks)).
+std::size_t steps_per_epoch(std::size_t n, int batch, int ranks);
+
+// This rank's sample indices for every step of the epoch (inner vectors have at most `batch`
+// entries; the last may be shorter or empty).
+std::vector<std::vector<std::uint32_t>> rank_batches(const std::vector<std::uint32_t>& order, int batch, int rank,
+                                                     int ranks);
+
+}  // namespace hpcnn::data

@@ -1,0 +1,197 @@
+#include "harness/allreduce_suite.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "collectives/check_data.hpp"
+#include "collectives/exchange.hpp"
+#include "engine/errors.hpp"
+#include "harness/main_wrapper.hpp"
+#include "harness/model_suite.hpp"
+#include "harness/rank_series.hpp"
+#include "harness/suite_runner.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+const char* const kBusBwRule =
+    "algbw = size / time_avg; busbw = algbw * 2(P-1)/P (the bytes each rank must send and receive in any "
+    "allreduce, so busbw is comparable across rank counts and with link bandwidth; P = ranks)";
+
+std::vector<OptionSpec> allreduce_options() {
+  std::vector<OptionSpec> specs = {
+      {"sizes", OptType::String, true, "4,1K,64K,1M,4M,16M", "LIST",
+       "message sizes in bytes (multiples of 4; K, M, G = binary multiples)"},
+      {"exchange", OptType::String, true, "mpi,ring,rhd", "LIST", "allreduce schemes (see --list)"},
+      {"no-check", OptType::Flag, false, "", "", "skip the element-by-element check after the timed loop"},
+  };
+  std::vector<OptionSpec> timing = timing_options(), output = output_options();
+  for (OptionSpec& t : timing)
+    if (t.name == "iters") t.default_value = "50";
+    else if (t.name == "warmup") t.default_value = "5";
+  specs.insert(specs.end(), timing.begin(), timing.end());
+  specs.insert(specs.end(), output.begin(), output.end());
+  return specs;
+}
+
+void print_list() {
+  std::printf("allreduce schemes (--exchange):\n");
+  for (const ExchangeInfo& e : exchanges())
+    if (e.make_allreduce) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
+  std::printf("%s\n", kBusBwRule);
+}
+
+void validate(const Options& o) {
+  for (const std::string& name : o.values("exchange"))
+    if (!find_exchange(name).make_allreduce)
+      throw UsageError("--exchange: '" + name + "' is not an allreduce scheme (hpcnn-scale runs it)");
+  for (const std::string& s : o.values("sizes")) {
+    const std::int64_t bytes = parse_bytes(s);
+    if (bytes % 4 != 0) throw UsageError("--sizes: '" + s + "' is not a multiple of 4 bytes (floats are summed)");
+  }
+}
+
+ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std::int64_t& wrong_total) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::string scheme = p.str("exchange");
+  const std::int64_t bytes = parse_bytes(p.str("sizes"));
+  const std::size_t count = static_cast<std::size_t>(bytes) / sizeof(float);
+  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
+  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+
+  std::vector<float> input(count), data(count);
+  for (std::size_t i = 0; i < count; ++i) input[i] = allreduce_input(seed, rank, i);
+  std::unique_ptr<Allreduce> allreduce = find_exchange(scheme).make_allreduce(comm);
+  std::vector<double> times;
+  for (int k = 0; k < warmup + iters; ++k) {
+    // In place: restore the input before every run (untimed), so the last run's output is checkable.
+    std::copy(input.begin(), input.end(), data.begin());
+    MPI_Barrier(comm);
+    const auto t0 = std::chrono::steady_clock::now();
+    allreduce->run(data.data(), count);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (k >= warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i on the last rank, so the tests can
+  // see the check below fail (tests/scale_suite.sh).
+  if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_ELEMENT"); e && rank == size - 1) {
+    const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
+    if (i < count) data[i] += 1.0f;
+  }
+  // Validation, outside the timed loop: every element against the locally computed exact sum.
+  std::int64_t wrong = 0;
+  double worst = 0;
+  if (!o.flag("no-check"))
+    for (std::size_t i = 0; i < count; ++i) {
+      const float want = allreduce_expected(seed, size, i);
+      if (data[i] != want) {
+        ++wrong;
+        worst = std::max(worst, static_cast<double>(std::abs(data[i] - want)));
+      }
+    }
+  std::int64_t wrong_all = 0;
+  MPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT64_T, MPI_SUM, comm);
+  wrong_total += wrong_all;
+  double mean = 0;
+  for (double t : times) mean += t;
+  mean /= static_cast<double>(std::max<std::size_t>(times.size(), 1));
+  double tmin = 0, tmax = 0, tsum = 0;
+  MPI_Reduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
+  MPI_Reduce(&mean, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  MPI_Reduce(&mean, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+
+  ResultPoint out;
+  out.arrays.push_back(gather_series("iter_time_s", "s", times, comm));
+  if (rank != 0) return out;
+  const double avg = tsum / size;
+  const double algbw = avg > 0 ? static_cast<double>(bytes) / avg * 1e-9 : 0.0;
+  Record& r = out.record;
+  r.set("suite", std::string("hpcnn-allreduce"));
+  r.set("exchange", scheme);
+  r.set("ranks", std::int64_t{size});
+  r.set("size_bytes", bytes);
+  r.set("iters", o.integer("iters"));
+  r.set("warmup", o.integer("warmup"));
+  r.set("seed", o.integer("seed"));
+  r.set("time_avg_us", avg * 1e6);
+  r.set("time_min_us", tmin * 1e6);
+  r.set("time_max_us", tmax * 1e6);
+  r.set("algbw_gbs", algbw);
+  r.set("busbw_gbs", algbw * 2.0 * (size - 1) / size);
+  if (o.flag("no-check")) {
+    r.set("status", std::string("ok"));
+    r.set("status_reason", std::string("not checked (--no-check)"));
+  } else {
+    r.set("wrong", wrong_all);
+    r.set("status", std::string(wrong_all ? "failed" : "ok"));
+    if (wrong_all)
+      r.set("status_reason", std::to_string(wrong_all) + " elements differ from the exact sum (rank 0's worst: " +
+                                 std::to_string(worst) + ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  long long value = -1;
+  try {
+    value = std::stoll(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  std::string suffix = text.substr(used);
+  std::int64_t scale = 1;
+  if (suffix == "" || suffix == "B") scale = 1;
+  else if (suffix == "K" || suffix == "KiB") scale = 1ll << 10;
+  else if (suffix == "M" || suffix == "MiB") scale = 1ll << 20;
+  else if (suffix == "G" || suffix == "GiB") scale = 1ll << 30;
+  else used = 0;
+  if (used == 0 || value < 0 || value > (1ll << 40) / scale)
+    throw UsageError("--sizes: '" + text + "' is not a byte count (e.g. 4, 64K, 16M)");
+  return value * scale;
+}
+
+int run_allreduce_suite(int argc, char** argv) {
+  static const std::vector<OptionSpec> options = allreduce_options();
+  std::int64_t wrong_total = 0;
+  bool rule_printed = false;
+  SuiteDef def;
+  def.program = "hpcnn-allreduce";
+  def.summary =
+      "Allreduce micro-benchmark over the exchange schemes of hpcnn-scale: time (average over\n"
+      "iterations; avg/min/max over ranks), algorithm and bus bandwidth per message size. Inputs are\n"
+      "small integers from (seed, rank, index); every element of the result is compared with the\n"
+      "exact sum after the timed loop, and any wrong element makes the run exit 1.\n";
+  def.options = options;
+  def.live_columns = {"exchange", "ranks", "size_bytes", "time_avg_us", "time_min_us", "time_max_us",
+                      "algbw_gbs", "busbw_gbs", "wrong"};
+  def.print_list = print_list;
+  def.validate = validate;
+  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&) {
+    if (!rule_printed && !o.flag("quiet") && is_root_rank()) std::printf("# %s\n", kBusBwRule);
+    rule_printed = true;
+    return run_point(o, p, comm, wrong_total);
+  };
+  const int status = run_suite(def, argc, argv);
+  if (wrong_total > 0) {
+    if (is_root_rank())
+      std::fprintf(stderr, "hpcnn-allreduce: error: %lld wrong elements (see the wrong column)\n",
+                   static_cast<long long>(wrong_total));
+    return 1;
+  }
+  return status;
+}
+
+}  // namespace hpcnn

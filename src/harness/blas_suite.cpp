@@ -1,0 +1,498 @@
+// hpcnn-blas (blas_suite.hpp): the option table per sweep kind, validation before any work, and
+// one run_point per sweep kind. Timing, sweeping, the result file and the live table are the
+// shared suite runner's.
+#include "harness/blas_suite.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/errors.hpp"
+#include "engine/models.hpp"
+#include "engine/rng.hpp"
+#include "harness/fp32_peak.hpp"
+#include "harness/model_suite.hpp"
+#include "harness/rank_series.hpp"
+#include "harness/stats.hpp"
+#include "harness/suite_runner.hpp"
+#include "kernels/gemm/conv_lowering.hpp"
+#include "kernels/gemm/sgemm.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const char* const kProgram = "hpcnn-blas";
+// Time budget of one GEMM point's timed calls: at least 5 calls, at most --iters.
+constexpr double kGemmPointSeconds = 3.0;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ---- options ------------------------------------------------------------------------------------
+
+// --sweep is read before the table is built: only the GEMM sweep has a default --sizes (a list
+// option with a value would otherwise multiply the other sweeps' points).
+std::string sweep_kind(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sweep" && i + 1 < argc) return argv[i + 1];
+    if (a.rfind("--sweep=", 0) == 0) return a.substr(8);
+  }
+  return "gemm";
+}
+
+// Square sizes, then the GEMM shapes resnet50-cifar's convolutions give the GEMM-lowered backends
+// at batch 64 (M = output channels, N = images per GEMM x output pixels, K = C x KH x KW).
+const std::string& default_gemm_sizes() {
+  static const std::string sizes = [] {
+    std::string s = "256,512,1024,2048";
+    ModelConfig mc;
+    mc.input = {1, 3, 32, 32};
+    const Graph g = build_model("resnet50-cifar", mc);
+    std::vector<std::string> seen;
+    for (const Node& node : g.nodes()) {
+      if (node.kind != OpKind::Conv) continue;
+      Shape in = g.node(node.inputs[0]).out, out = node.out;
+      in.n = out.n = 64;
+      const std::string shape = gemm_conv::forward_gemm_shape(gemm_conv::Geometry::of(node.attr, in, out), 64);
+      if (std::find(seen.begin(), seen.end(), shape) != seen.end()) continue;
+      seen.push_back(shape);
+      s.append(",").append(shape);
+    }
+    return s;
+  }();
+  return sizes;
+}
+
+// The CPU libraries this build has, as the default --backend.
+const std::string& default_backends() {
+  static const std::string names = [] {
+    std::string s;
+    for (const char* want : {"openblas", "eigen"})
+      for (const BackendInfo& b : backends())
+        if (b.name == want) s.append(s.empty() ? "" : ",").append(want);
+    return s.empty() ? std::string("reference") : s;
+  }();
+  return names;
+}
+
+std::vector<OptionSpec> blas_options(const std::string& kind) {
+  std::vector<OptionSpec> specs = {
+      {"sweep", OptType::Choice, false, "gemm", "KIND",
+       "gemm: SGEMM per library; layers: every conv/fc shape of --model; model: training runs", "gemm|layers|model"},
+      {"sizes", OptType::String, true, kind == "gemm" ? std::string_view(default_gemm_sizes()) : std::string_view(),
+       "LIST", "--sweep gemm: N (square) or MxNxK; default: squares and resnet50-cifar's conv GEMMs at batch 64"},
+  };
+  for (OptionSpec s : model_options(Mode::Train)) {
+    if (s.name == "backend") {
+      s.default_value = default_backends();
+      s.help = "backends (layers, model) or SGEMM libraries (gemm); see --list";
+    }
+    if (s.name == "threads") s.help = "threads of the library; 'default' leaves the library's own choice";
+    specs.push_back(s);
+  }
+  for (const auto& group : {timing_options(), measurement_options(), output_options()})
+    specs.insert(specs.end(), group.begin(), group.end());
+  return specs;
+}
+
+void print_list() {
+  print_model_list();
+  std::printf("SGEMM libraries (--sweep gemm):\n");
+  for (const SgemmInfo& s : sgemm_libraries()) std::printf("  %-16s %s\n", s.name.c_str(), s.description.c_str());
+  std::printf("default --sizes of --sweep gemm: %s\n", default_gemm_sizes().c_str());
+}
+
+// Every name known and every thread count one the library accepts, before any work.
+void validate(const Options& o) {
+  const std::string kind = o.str("sweep");
+  if (kind == "gemm") {
+    for (const std::string& s : o.values("sizes")) {
+      int m, n, k;
+      parse_gemm_size(s, m, n, k);
+    }
+    for (const std::string& b : o.values("backend")) {
+      std::unique_ptr<Sgemm> lib;
+      try {
+        lib = make_sgemm(b);
+      } catch (const UsageError& e) {
+        throw UsageError(std::string("--backend: ") + e.what());
+      }
+      for (const std::string& t : o.values("threads"))
+        if (t != "default") lib->set_threads(std::stoi(t));
+    }
+    return;
+  }
+  if (o.has("sizes")) throw UsageError("--sizes applies to --sweep gemm only");
+  validate_model_names(o);
+  for (const std::string& b : o.values("backend")) {
+    std::unique_ptr<Backend> be = make_backend(b);
+    for (const std::string& t : o.values("threads"))
+      if (t != "default") be->set_threads(std::stoi(t));
+  }
+}
+
+void add_versions(LibraryVersions& libraries, const LibraryVersions& add) {
+  for (const auto& lib : add) {
+    bool seen = false;
+    for (const auto& have : libraries) seen = seen || have.first == lib.first;
+    if (!seen) libraries.push_back(lib);
+  }
+}
+
+void fill_random(float* x, std::size_t n, std::uint64_t seed) {
+  Rng rng(seed);
+  for (std::size_t i = 0; i < n; ++i) x[i] = rng.uniform(-1.0f, 1.0f);
+}
+
+std::shared_ptr<float> host_floats(std::size_t n) {
+  std::shared_ptr<void> p = aligned_host_alloc(n * sizeof(float));
+  return std::shared_ptr<float>(p, static_cast<float*>(p.get()));
+}
+
+void set_common(Record& r, const char* sweep, const std::string& backend, int threads, const SweepPoint& p,
+                int ranks) {
+  r.set("suite", std::string(kProgram));
+  r.set("sweep", std::string(sweep));
+  r.set("backend", backend);
+  r.set("threads", std::int64_t{threads});
+  r.set("threads_setting", p.str("threads"));
+  r.set("ranks", std::int64_t{ranks});
+}
+
+void set_peak(Record& r, double gflops, int threads) {
+  const double peak = fp32_peak_gflops(threads);
+  r.set("peak_gflops", peak);
+  r.set("peak_fraction", peak > 0 ? gflops / peak : 0.0);
+}
+
+// ---- --sweep gemm -------------------------------------------------------------------------------
+
+// After the timed calls: sampled entries of C against double-precision dot products. The stated
+// rule is the deterministic bound of a length-k float dot product,
+//   |c - ref| <= 2 k u sum_l |a_il b_lj|,  u = 2^-24;
+// the largest |c - ref| / sum|a b| is recorded as gemm_check_error.
+double gemm_check(const float* a, const float* b, const float* c, int m, int n, int k, bool& ok) {
+  double worst = 0;
+  ok = true;
+  Rng rng(12345);
+  for (int s = 0; s < 64; ++s) {
+    const int i = static_cast<int>(rng.uniform() * m) % m, j = static_cast<int>(rng.uniform() * n) % n;
+    double ref = 0, mag = 0;
+    for (int l = 0; l < k; ++l) {
+      const double p = double(a[std::size_t(i) * k + l]) * b[std::size_t(l) * n + j];
+      ref += p;
+      mag += std::fabs(p);
+    }
+    const double err = std::fabs(c[std::size_t(i) * n + j] - ref) / (mag > 0 ? mag : 1.0);
+    worst = std::max(worst, err);
+    if (err > 2.0 * k * std::ldexp(1.0, -24)) ok = false;
+  }
+  return worst;
+}
+
+ResultPoint gemm_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int m = 0, n = 0, k = 0;
+  parse_gemm_size(p.str("sizes"), m, n, k);
+  std::unique_ptr<Sgemm> lib = make_sgemm(p.str("backend"));
+  lib->set_threads(static_cast<int>(p.integer("threads")));
+  add_versions(libraries, lib->versions());
+  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
+  std::shared_ptr<float> a = host_floats(std::size_t(m) * k), b = host_floats(std::size_t(k) * n),
+                         c = host_floats(std::size_t(m) * n);
+  fill_random(a.get(), std::size_t(m) * k, seed);
+  fill_random(b.get(), std::size_t(k) * n, seed + 1);
+  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+  for (int i = 0; i < warmup; ++i) lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
+  // Every rank times the same number of calls (the series are gathered as one array).
+  std::vector<double> calls;
+  const auto start = Clock::now();
+  int count = iters;
+  for (int i = 0; i < count; ++i) {
+    const auto t0 = Clock::now();
+    lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
+    calls.push_back(since(t0));
+    if (i == 4) {  // enough calls to fill the time budget, agreed over ranks
+      const double per_call = since(start) / 5;
+      int want = std::clamp(static_cast<int>(kGemmPointSeconds / std::max(per_call, 1e-9)), 5, iters);
+      MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, comm);
+      count = want;
+    }
+  }
+  bool ok = true;
+  const double error = gemm_check(a.get(), b.get(), c.get(), m, n, k, ok);
+
+  ResultPoint out;
+  out.arrays.push_back(gather_series("call_time_s", "s", calls, comm));
+  if (rank != 0) return out;
+  const Stats st = slowest_rank_stats(out.arrays[0]);
+  const double flops = 2.0 * m * n * k, gflops = st.median > 0 ? flops / st.median * 1e-9 : 0.0;
+  Record& r = out.record;
+  set_common(r, "gemm", lib->name(), lib->threads(), p, size);
+  r.set("size", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  r.set("iters", std::int64_t{count});
+  r.set("warmup", std::int64_t{warmup});
+  r.set("seed", o.integer("seed"));
+  r.set("sec_per_iter", st.median);
+  r.set("iter_median_s", st.median);
+  r.set("iter_min_s", st.min);
+  r.set("iter_p5_s", st.p5);
+  r.set("iter_p95_s", st.p95);
+  r.set("gflops", gflops);
+  set_peak(r, gflops, lib->threads());
+  r.set("gemm_check_error", error);
+  if (!ok) {
+    r.set("status", std::string("failed"));
+    r.set("status_reason", std::string("SGEMM result outside the float dot-product bound 2 k u sum|a b|"));
+  }
+  return out;
+}
+
+// ---- --sweep layers ------------------------------------------------------------------------------
+
+struct LayerShape {
+  const Node* node = nullptr;  // first layer of this shape
+  Shape in;                    // with the batch
+  std::string names;           // every layer of this shape
+  int count = 0;
+  bool data_grad = true;       // training computes the input gradient (not for the first layer)
+};
+
+bool same_layer(const Node& a, const Shape& ia, const Node& b, const Shape& ib) {
+  const OpAttr &x = a.attr, &y = b.attr;
+  return a.kind == b.kind && ia == ib && a.out == b.out && x.out_channels == y.out_channels && x.bias == y.bias &&
+         x.kh == y.kh && x.kw == y.kw && x.sh == y.sh && x.sw == y.sw && x.ph == y.ph && x.pw == y.pw;
+}
+
+std::vector<LayerShape> distinct_layers(const Graph& g, int batch) {
+  std::vector<LayerShape> out;
+  for (const Node& node : g.nodes()) {
+    if (node.kind != OpKind::Conv && node.kind != OpKind::FullyConnected) continue;
+    Shape in = g.node(node.inputs[0]).out;
+    in.n = batch;
+    const bool data_grad = node.inputs[0] != g.input();
+    auto it = std::find_if(out.begin(), out.end(), [&](const LayerShape& l) {
+      return l.data_grad == data_grad && same_layer(*l.node, l.in, node, in);
+    });
+    if (it == out.end()) {
+      out.push_back({&node, in, node.name, 0, data_grad});
+      it = out.end() - 1;
+    } else {
+      it->names.append("+").append(node.name);
+    }
+    ++it->count;
+  }
+  return out;
+}
+
+// "MxNxK" of the layer's forward GEMM as the GEMM-lowered backends run it.
+std::string layer_gemm_shape(const LayerShape& l, const Shape& out) {
+  if (l.node->kind == OpKind::Conv) return gemm_conv::forward_gemm_shape(gemm_conv::Geometry::of(l.node->attr, l.in, out), l.in.n);
+  return std::to_string(l.in.n) + "x" + std::to_string(out.c) + "x" + std::to_string(l.in.per_sample());
+}
+
+struct LayerTimes {
+  double forward_s = 0, backward_s = 0, forward_flops = 0, backward_flops = 0;
+  std::string shape;
+};
+
+LayerTimes time_layer(Backend& be, const LayerShape& l, const Options& o) {
+  const Node& node = *l.node;
+  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
+  Tensor src;
+  src.shape = l.in;
+  be.allocate(src);
+  std::vector<float> host(l.in.count());
+  fill_random(host.data(), host.size(), seed);
+  be.write_plain(src, host.data());
+  const Tensor* srcs[] = {&src};
+  Tensor dst;
+  std::unique_ptr<Op> op = be.make_op(node, srcs, Mode::Train, dst);
+  be.allocate(dst);
+  std::shared_ptr<float> w = be.alloc_floats(node.param_count), dw = be.alloc_floats(node.param_count);
+  {
+    std::vector<float> hw(node.param_count);
+    fill_random(hw.data(), hw.size(), seed + 1);
+    for (float& v : hw) v *= 0.05f;
+    be.copy_to_device(w.get(), hw.data(), hw.size() * sizeof(float));
+  }
+  Tensor diff_dst, diff_src;
+  diff_dst.shape = dst.shape;
+  diff_dst.layout = dst.layout;
+  be.allocate(diff_dst);
+  std::vector<float> hd(dst.shape.count());
+  fill_random(hd.data(), hd.size(), seed + 2);
+  be.write_plain(diff_dst, hd.data());
+  Tensor* diffs[] = {nullptr};
+  if (l.data_grad) {
+    diff_src.shape = src.shape;
+    diff_src.layout = src.layout;
+    be.allocate(diff_src);
+    diffs[0] = &diff_src;
+  }
+  OpContext ctx;
+  ctx.src = srcs;
+  ctx.dst = &dst;
+  ctx.weights = w.get();
+  ctx.diff_weights = dw.get();
+  ctx.diff_dst = &diff_dst;
+  ctx.diff_src = diffs;
+  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+  std::vector<double> fwd, bwd;
+  for (int i = 0; i < warmup + iters; ++i) {
+    auto t0 = Clock::now();
+    op->forward(ctx);
+    be.synchronize();
+    const double f = since(t0);
+    t0 = Clock::now();
+    op->backward(ctx);
+    be.synchronize();
+    const double b = since(t0);
+    if (i < warmup) continue;
+    fwd.push_back(f);
+    bwd.push_back(b);
+  }
+  LayerTimes t;
+  t.forward_s = compute_stats(fwd).median;
+  t.backward_s = compute_stats(bwd).median;
+  const Shape& out = dst.shape;
+  const double macs = node.kind == OpKind::Conv
+                          ? double(out.count()) * l.in.c * node.attr.kh * node.attr.kw
+                          : double(l.in.n) * out.c * l.in.per_sample();
+  t.forward_flops = 2.0 * macs;
+  t.backward_flops = 2.0 * macs * (l.data_grad ? 2 : 1);
+  t.shape = layer_gemm_shape(l, out);
+  return t;
+}
+
+ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const ModelPoint mp = model_point(o, p);
+  const Graph graph = build_point_graph(mp, p, false);
+  std::unique_ptr<Backend> be = make_point_backend(mp, libraries);
+  const std::vector<LayerShape> layers = distinct_layers(graph, mp.batch);
+  std::vector<double> fwd_s, bwd_s, fwd_gf, bwd_gf, counts;
+  std::string shapes, names;
+  double total_fwd = 0, total_bwd = 0, total_flops = 0;
+  for (const LayerShape& l : layers) {
+    const LayerTimes t = time_layer(*be, l, o);
+    fwd_s.push_back(t.forward_s);
+    bwd_s.push_back(t.backward_s);
+    fwd_gf.push_back(t.forward_s > 0 ? t.forward_flops / t.forward_s * 1e-9 : 0.0);
+    bwd_gf.push_back(t.backward_s > 0 ? t.backward_flops / t.backward_s * 1e-9 : 0.0);
+    counts.push_back(l.count);
+    shapes.append(shapes.empty() ? "" : ",").append(t.shape);
+    names.append(names.empty() ? "" : ",").append(l.names);
+    total_fwd += l.count * t.forward_s;
+    total_bwd += l.count * t.backward_s;
+    total_flops += l.count * (t.forward_flops + t.backward_flops);
+  }
+  ResultPoint out;
+  if (rank != 0) return out;  // every rank measured its own copy; rank 0 reports
+  const std::size_t nl = layers.size();
+  out.arrays.push_back({"layer_forward_s", "s", {nl}, fwd_s});
+  out.arrays.push_back({"layer_backward_s", "s", {nl}, bwd_s});
+  out.arrays.push_back({"layer_forward_gflops", "GFLOP/s", {nl}, fwd_gf});
+  out.arrays.push_back({"layer_backward_gflops", "GFLOP/s", {nl}, bwd_gf});
+  out.arrays.push_back({"layer_count", "", {nl}, counts});
+  Record& r = out.record;
+  set_model_fields(r, kProgram, mp, *be, graph, o, size);
+  set_common(r, "layers", mp.backend, be->threads(), p, size);
+  r.set("mode", std::string("train"));
+  r.set("layer_shapes", shapes);
+  r.set("layer", names);
+  r.set("forward_s", total_fwd);
+  r.set("backward_s", total_bwd);
+  r.set("sec_per_iter", total_fwd + total_bwd);
+  const double gflops = total_fwd + total_bwd > 0 ? total_flops / (total_fwd + total_bwd) * 1e-9 : 0.0;
+  r.set("gflops", gflops);
+  set_peak(r, gflops, be->threads());
+  return out;
+}
+
+// ---- --sweep model -------------------------------------------------------------------------------
+
+ResultPoint model_sweep_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
+  // Libraries whose thread setting is process-wide (OpenBLAS, OpenMP) start again from their
+  // default: constructing an Sgemm restores it, so `default` after `1` really is the default.
+  for (const SgemmInfo& s : sgemm_libraries()) s.create();
+  // CPU usage and sampled memory (mem_avg_mib, mem_max_mib) come with the model suite's record:
+  // it runs a UsageMonitor (cpu_usage.hpp) over the timed iterations.
+  static const ModelSuite suite{kProgram, Mode::Train, ""};
+  ResultPoint out = run_model_point(suite, o, p, comm, libraries);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return out;
+  Record& r = out.record;
+  r.set("sweep", std::string("model"));
+  r.set("threads_setting", p.str("threads"));
+  if (const auto t = r.number("iter_median_s")) r.set("sec_per_iter", *t);
+  const auto threads = r.number("threads"), gflops = r.number("gflops");
+  if (threads && gflops) set_peak(r, *gflops, static_cast<int>(*threads));
+  return out;
+}
+
+}  // namespace
+
+void parse_gemm_size(const std::string& text, int& m, int& n, int& k) {
+  std::vector<std::string> parts(1);
+  for (char ch : text) {
+    if (ch == 'x') parts.emplace_back();
+    else parts.back() += ch;
+  }
+  std::vector<int> dims;
+  for (const std::string& part : parts) {
+    if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos ||
+        (parts.size() != 1 && parts.size() != 3))
+      throw UsageError("--sizes: '" + text + "' is not N or MxNxK (positive integers)");
+    dims.push_back(std::stoi(part));
+    if (dims.back() == 0) throw UsageError("--sizes: '" + text + "' has a dimension of 0");
+  }
+  m = dims[0];
+  n = dims.size() == 3 ? dims[1] : dims[0];
+  k = dims.size() == 3 ? dims[2] : dims[0];
+}
+
+int run_blas_suite(int argc, char** argv) {
+  const std::string kind = sweep_kind(argc, argv);
+  SuiteDef def;
+  def.program = kProgram;
+  def.summary =
+      "CPU compute libraries (paper 004 Tables X-XII): SGEMM GFLOP/s per library (--sweep gemm), the\n"
+      "conv and fc layers of a model (--sweep layers), or training runs with CPU usage and memory\n"
+      "(--sweep model), over --backend x --threads; `hpcnn-summary --table blas` shows the table.";
+  def.options = blas_options(kind);
+  if (kind == "gemm")
+    def.live_columns = {"backend", "threads", "size", "sec_per_iter", "gflops", "peak_fraction"};
+  else if (kind == "layers")
+    def.live_columns = {"model", "backend", "batch", "threads", "forward_s", "backward_s", "gflops", "peak_fraction"};
+  else
+    def.live_columns = {"model", "backend", "batch", "threads", "sec_per_iter", "gflops", "cpu_user_pct",
+                        "cpu_sys_pct", "cpu_total_pct", "mem_avg_mib", "mem_max_mib"};
+  def.print_list = print_list;
+  def.validate = validate;
+  def.run_point = [](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+    const std::string k = o.str("sweep");
+    if (k == "gemm") return gemm_point(o, p, comm, libs);
+    if (k == "layers") return layers_point(o, p, comm, libs);
+    return model_sweep_point(o, p, comm, libs);
+  };
+  return run_suite(def, argc, argv);
+}
+
+}  // namespace hpcnn

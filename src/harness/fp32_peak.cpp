@@ -1,0 +1,115 @@
+// FP32 FMA peak measurement (fp32_peak.hpp).
+#include "harness/fp32_peak.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace hpcnn {
+
+namespace {
+
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int kLanes = 16, kChains = 16;
+inline Vec vset(float x) { return _mm512_set1_ps(x); }
+inline Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+inline float vfirst(Vec a) { return _mm512_cvtss_f32(a); }
+#elif defined(__AVX2__) && defined(__FMA__)
+using Vec = __m256;
+constexpr int kLanes = 8, kChains = 12;
+inline Vec vset(float x) { return _mm256_set1_ps(x); }
+inline Vec vfma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+inline float vfirst(Vec a) { return _mm256_cvtss_f32(a); }
+#else
+using Vec = float;
+constexpr int kLanes = 1, kChains = 8;
+inline Vec vset(float x) { return x; }
+inline Vec vfma(Vec a, Vec b, Vec c) { return a * b + c; }
+inline float vfirst(Vec a) { return a; }
+#endif
+
+constexpr long kInner = 4096;  // FMA rounds between clock reads
+
+// Runs FMA chains until `stop`; returns the FMA rounds done (each round: kChains vector FMAs).
+long fma_loop(const std::atomic<bool>& stop, float& sink) {
+  Vec acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = vset(1.0f + 1e-3f * i);
+  const Vec m = vset(0.999999f), a = vset(1e-7f);
+  long rounds = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    for (long r = 0; r < kInner; ++r)
+      for (int i = 0; i < kChains; ++i) acc[i] = vfma(acc[i], m, a);
+    rounds += kInner;
+  }
+  float s = 0;
+  for (int i = 0; i < kChains; ++i) s += vfirst(acc[i]);
+  sink = s;
+  return rounds;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// GFLOP/s of `threads` threads, each counted over its own CPU time rather than wall time: on a
+// machine shared with other jobs a thread that is descheduled does no FMAs, and dividing by its
+// CPU time gives what the core does when it runs (the peak), not what the scheduler allowed.
+double one_trial(int threads, double seconds) {
+  std::atomic<bool> stop{false};
+  std::vector<double> rate(threads, 0.0);
+  std::vector<float> sink(threads, 0.0f);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      const double c0 = thread_cpu_seconds();
+      const long rounds = fma_loop(stop, sink[t]);
+      const double cpu = thread_cpu_seconds() - c0;
+      rate[t] = cpu > 0 ? 2.0 * kLanes * kChains * static_cast<double>(rounds) / cpu * 1e-9 : 0.0;
+    });
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& th : pool) th.join();
+  double total = 0;
+  for (double r : rate) total += r;
+  return total;
+}
+
+// CPUs in this process's affinity mask (a Slurm job may get fewer than the node has).
+int allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+}  // namespace
+
+double fp32_peak_gflops(int threads) {
+  static std::mutex mutex;
+  static std::map<int, double> cache;
+  threads = std::clamp(threads, 1, allowed_cpus());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(threads); it != cache.end()) return it->second;
+  double best = 0;
+  for (int trial = 0; trial < 5; ++trial) best = std::max(best, one_trial(threads, 0.05));
+  cache[threads] = best;
+  return best;
+}
+
+}  // namespace hpcnn

@@ -1,0 +1,288 @@
+#include "results/report.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "engine/errors.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+std::optional<double> as_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return v;
+}
+
+// The value as exact text: numbers in full precision, so keys do not depend on print formats.
+std::string exact_text(const Record& row, const std::string& name) {
+  const Value* v = row.get(name);
+  if (!v) return {};
+  if (const auto* i = std::get_if<std::int64_t>(v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", *d);
+    return buf;
+  }
+  return std::get<std::string>(*v);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string quoted(const std::string& s) {  // a gnuplot double-quoted string
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> parse_where(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--where: '" + item + "' is not FIELD=VALUE");
+    const std::string name = item.substr(0, eq);
+    if (!find_field(name)) throw UsageError("--where: unknown field '" + name + "' (see --help)");
+    out.emplace_back(name, item.substr(eq + 1));
+  }
+  if (out.empty()) throw UsageError("--where: empty condition");
+  return out;
+}
+
+bool row_matches(const Record& row, const std::vector<std::pair<std::string, std::string>>& where) {
+  for (const auto& [name, want] : where) {
+    const Value* v = row.get(name);
+    if (!v) return false;
+    if (const auto* s = std::get_if<std::string>(v)) {
+      if (*s != want) return false;
+      continue;
+    }
+    const auto w = as_number(want);
+    const double have = *row.number(name);
+    if (!w || !(std::fabs(have - *w) <= 1e-12 * std::max(1.0, std::fabs(*w)))) return false;
+  }
+  return true;
+}
+
+void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by) {
+  std::stable_sort(rows.begin(), rows.end(), [&by](const Record& a, const Record& b) {
+    for (const std::string& f : by) {
+      const Value *va = a.get(f), *vb = b.get(f);
+      if (!va || !vb) {
+        if (va != vb) return va != nullptr;  // missing last
+        continue;
+      }
+      const auto na = a.number(f), nb = b.number(f);
+      if (na && nb) {
+        if (*na != *nb) return *na < *nb;
+      } else if (a.text(f) != b.text(f)) {
+        return a.text(f) < b.text(f);
+      }
+    }
+    return false;
+  });
+}
+
+const std::vector<std::string> kSettingsFields = {
+    "suite", "model",   "backend", "dataset",    "mode",      "batch",  "threads", "ranks",
+    "image_size", "exchange", "workers", "ps_servers", "scaling", "global_batch", "bucket_mb",
+    "sweep", "size", "size_bytes", "optimizer", "lr", "act", "profile", "epoch"};
+
+std::string settings_key(const Record& row) {
+  std::string key;
+  for (const std::string& f : kSettingsFields)
+    if (row.get(f)) key.append(key.empty() ? "" : " ").append(f).append("=").append(row.text(f));
+  return key;
+}
+
+double parse_tolerance(const std::string& text) {
+  std::string t = text;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  const auto v = as_number(t);
+  if (!v || *v < 0 || !std::isfinite(*v)) throw UsageError("--tolerance: '" + text + "' is not a percentage like 5%");
+  return percent ? *v / 100.0 : *v;
+}
+
+Comparison compare_rows(const std::vector<Record>& baseline, const std::vector<Record>& current,
+                        const std::string& metric, bool higher_is_better, double tolerance) {
+  // Exact-text keys for matching; the printed key uses the fields' formats.
+  auto exact_key = [](const Record& r) {
+    std::string key;
+    for (const std::string& f : kSettingsFields)
+      if (r.get(f)) key.append(f).append("=").append(exact_text(r, f)).append("\x1f");
+    return key;
+  };
+  struct Group {
+    std::string label;
+    std::vector<double> values;
+  };
+  auto group = [&](const std::vector<Record>& rows) {
+    std::map<std::string, Group> g;
+    for (const Record& r : rows) {
+      const auto v = r.number(metric);
+      if (!v || r.text("status") == "failed") continue;
+      Group& e = g[exact_key(r)];
+      e.label = settings_key(r);
+      e.values.push_back(*v);
+    }
+    return g;
+  };
+  const auto base = group(baseline), cur = group(current);
+  Comparison out;
+  char buf[512];
+  for (const auto& [key, b] : base) {
+    const auto it = cur.find(key);
+    if (it == cur.end()) {
+      out.missing.push_back(b.label);
+      continue;
+    }
+    ++out.compared;
+    const double before = median_of(b.values), after = median_of(it->second.values);
+    const double change = before != 0 ? after / before - 1.0 : 0.0;
+    const bool worse = higher_is_better ? after < before * (1.0 - tolerance) : after > before * (1.0 + tolerance);
+    if (worse) {
+      std::snprintf(buf, sizeof buf, "%s: %s %.6g -> %.6g (%+.1f%%, tolerance %.1f%%)", b.label.c_str(),
+                    metric.c_str(), before, after, 100.0 * change, 100.0 * tolerance);
+      out.regressions.push_back(buf);
+    }
+  }
+  for (const auto& [key, c] : cur)
+    if (!base.count(key)) out.unmatched.push_back(c.label);
+  return out;
+}
+
+std::string gnuplot_script(const std::string& table, const std::vector<Record>& rows, const std::string& file) {
+  const bool svg = file.size() > 4 && file.compare(file.size() - 4, 4, ".svg") == 0;
+  const bool png = file.size() > 4 && file.compare(file.size() - 4, 4, ".png") == 0;
+  if (!svg && !png) throw UsageError("--plot: '" + file + "' must end in .png or .svg");
+  std::ostringstream s;
+  s << (svg ? "set terminal svg size 900,600 dynamic\n" : "set terminal pngcairo size 900,600\n");
+  s << "set output " << quoted(file) << "\nset grid\nset key outside right top\n";
+
+  // Series: rows grouped by the settings other than the x axis; points sorted by x.
+  auto series = [&rows](const std::string& x, const std::vector<std::string>& label_fields) {
+    std::map<std::string, std::vector<const Record*>> groups;
+    for (const Record& r : rows)
+      if (r.number(x)) {
+        std::string label;
+        for (const std::string& f : label_fields)
+          if (r.get(f) && !r.text(f).empty()) label.append(label.empty() ? "" : " ").append(r.text(f));
+        groups[label].push_back(&r);
+      }
+    for (auto& [label, g] : groups)
+      std::stable_sort(g.begin(), g.end(), [&x](const Record* a, const Record* b) { return *a->number(x) < *b->number(x); });
+    return groups;
+  };
+  auto line_plot = [&](const std::string& x, const std::vector<std::string>& ys,
+                       const std::vector<std::string>& label_fields, bool linear_line) {
+    const auto groups = series(x, label_fields);
+    if (groups.empty()) throw RuntimeError("--plot: no rows with '" + x + "' to plot");
+    std::vector<std::string> plots;
+    int n = 0;
+    for (const auto& [label, g] : groups) {
+      for (const std::string& y : ys) {
+        const std::string block = "$d" + std::to_string(n++);
+        s << block << " << EOD\n";
+        for (const Record* r : g)
+          if (r->number(y)) s << *r->number(x) << " " << *r->number(y) << "\n";
+        s << "EOD\n";
+        plots.push_back(block + " using 1:2 with linespoints title " + quoted(label + (ys.size() > 1 ? " " + y : "")));
+      }
+      if (linear_line) {  // linear scaling from the smallest x of the series
+        const Record* first = g.front();
+        const std::string block = "$d" + std::to_string(n++);
+        s << block << " << EOD\n";
+        for (const Record* r : g) {
+          const double xv = *r->number(x);
+          const double lin = r->number("linear_img_per_s") ? *r->number("linear_img_per_s")
+                                                           : *first->number("img_per_s") * xv / *first->number(x);
+          s << xv << " " << lin << "\n";
+        }
+        s << "EOD\n";
+        plots.push_back(block + " using 1:2 with lines dashtype 2 title " + quoted(label + " linear"));
+      }
+    }
+    s << "plot ";
+    for (std::size_t i = 0; i < plots.size(); ++i) s << (i ? ", \\\n     " : "") << plots[i];
+    s << "\n";
+  };
+
+  if (table == "throughput") {
+    s << "set title 'Throughput vs batch size'\nset xlabel 'batch (images per rank)'\nset ylabel 'images/s'\n"
+         "set logscale x 2\n";
+    line_plot("batch", {"img_per_s"}, {"suite", "model", "backend", "dataset", "threads", "ranks"}, false);
+  } else if (table == "scaling") {
+    std::string x = "ranks";
+    for (const Record& r : rows)
+      if (r.get("workers")) x = "workers";
+    s << "set title 'Scaling'\nset xlabel '" << x << "'\nset ylabel 'images/s'\n";
+    line_plot(x, {"img_per_s"}, {"model", "backend", "exchange", "batch", "scaling"}, true);
+  } else if (table == "accuracy") {
+    s << "set title 'Accuracy per epoch'\nset xlabel 'epoch'\nset ylabel 'accuracy (%)'\n";
+    line_plot("epoch", {"test_acc", "train_acc"}, {"model", "backend", "dataset", "batch", "lr", "optimizer", "seed"}, false);
+  } else if (table == "breakdown") {
+    const char* phases[] = {"load_s", "forward_s", "backward_s", "comm_wait_s", "update_s"};
+    s << "set title 'Time per iteration by phase (medians)'\nset ylabel 'seconds'\n"
+         "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+         "set boxwidth 0.7\nset xtics rotate by -30\n$d << EOD\n";
+    int n = 0;
+    for (const Record& r : rows) {
+      if (!r.number("forward_s")) continue;
+      ++n;
+      std::string label = r.text("model") + "/" + r.text("backend") + "/b" + r.text("batch");
+      if (r.number("ranks") && *r.number("ranks") > 1) label += "/r" + r.text("ranks");
+      s << quoted(label);
+      for (const char* p : phases) s << " " << r.number(p).value_or(0.0);
+      s << "\n";
+    }
+    s << "EOD\n";
+    if (n == 0) throw RuntimeError("--plot: no rows with phase times to plot");
+    s << "plot $d using 2:xtic(1) title 'load', '' using 3 title 'forward', '' using 4 title 'backward', "
+         "'' using 5 title 'communication wait', '' using 6 title 'update'\n";
+  } else {
+    throw UsageError("--plot: no plot for table '" + table + "' (plots: throughput, scaling, breakdown, accuracy)");
+  }
+  return s.str();
+}
+
+void plot_rows(const std::string& table, const std::vector<Record>& rows, const std::string& file) {
+  const std::string script = gnuplot_script(table, rows, file);
+  bool found = false;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (!found && std::getline(dirs, dir, ':'))
+      found = !dir.empty() && access((dir + "/gnuplot").c_str(), X_OK) == 0;
+  }
+  if (!found) throw RuntimeError("--plot needs gnuplot, which is not installed (apt-get install gnuplot-nox)");
+  std::FILE* p = popen("gnuplot", "w");
+  if (!p) throw RuntimeError("--plot: cannot start gnuplot");
+  std::fwrite(script.data(), 1, script.size(), p);
+  const int status = pclose(p);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw RuntimeError("--plot: gnuplot failed writing " + file);
+}
+
+}  // namespace hpcnn

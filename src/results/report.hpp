@@ -1,0 +1,46 @@
+// What hpcnn-summary does to table rows besides printing them: filter (--where), sort and group
+// (--by), compare with a baseline (--compare), and plot through gnuplot (--plot). Rows are the
+// Records a table preset produced (results/table_presets.hpp). No MPI, no HDF5.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/record.hpp"
+
+namespace hpcnn {
+
+// "model=resnet18,batch=64" -> {{"model","resnet18"},{"batch","64"}}; throws UsageError for an
+// element without '=' or a name that is not a field.
+std::vector<std::pair<std::string, std::string>> parse_where(const std::string& text);
+// Every condition holds: the field's value equals the text (numbers compared as numbers, so
+// "lr=0.1" matches 0.1 whatever its format). A row without the field does not match.
+bool row_matches(const Record& row, const std::vector<std::pair<std::string, std::string>>& where);
+// Stable sort by the fields in order (numbers numerically, text lexically, missing last).
+void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by);
+
+// --compare: rows are matched on the settings fields they have (kSettingsFields); the metric of
+// each baseline group (median over its rows) is compared with the current group's median.
+extern const std::vector<std::string> kSettingsFields;
+std::string settings_key(const Record& row);  // "model=lenet5 batch=8 ..." from kSettingsFields
+
+struct Comparison {
+  std::vector<std::string> regressions;  // one line each: key, both figures, the change
+  std::vector<std::string> missing;      // baseline groups with no current run
+  std::vector<std::string> unmatched;    // current groups with no baseline (information only)
+  int compared = 0;
+};
+// higher_is_better: throughput; false for times. tolerance: a fraction (0.05 = 5%).
+Comparison compare_rows(const std::vector<Record>& baseline, const std::vector<Record>& current,
+                        const std::string& metric, bool higher_is_better, double tolerance);
+// "5%" -> 0.05, "0.05" -> 0.05; throws UsageError naming the value otherwise.
+double parse_tolerance(const std::string& text);
+
+// --plot FILE.png|FILE.svg for table `table` (throughput, scaling, breakdown, accuracy): writes a
+// gnuplot script with the data inline and runs gnuplot. Throws RuntimeError when gnuplot is not
+// installed (naming the package), when the table has no plot, or when gnuplot fails.
+std::string gnuplot_script(const std::string& table, const std::vector<Record>& rows, const std::string& file);
+void plot_rows(const std::string& table, const std::vector<Record>& rows, const std::string& file);
+
+}  // namespace hpcnn

@@ -1,0 +1,166 @@
+// The presets of hpcnn-summary --table. One entry per table; keep the list short and each entry
+// one line where possible (several engineers add tables here: append, don't reorder).
+#include "results/table_presets.hpp"
+
+#include <string>
+#include <variant>
+
+namespace hpcnn {
+
+namespace {
+
+// --- row expanders (a preset whose points become several rows) -------------------------------
+
+// accuracy (issue 5): one row per epoch of a real-data point, from its epoch_* arrays; points
+// without them (synthetic-data runs) give no rows.
+std::vector<Record> accuracy_rows(const ResultRun&, const ResultPoint& point) {
+  const std::pair<const char*, const char*> columns[] = {
+      {"epoch_train_loss", "train_loss"}, {"epoch_train_acc", "train_acc"}, {"epoch_test_loss", "test_loss"},
+      {"epoch_test_acc", "test_acc"},     {"epoch_time_s", "epoch_s"},      {"epoch_test_time_s", "test_s"}};
+  std::vector<const Array*> arrays;
+  for (const auto& [array, field] : columns) {
+    const Array* found = nullptr;
+    for (const Array& a : point.arrays)
+      if (a.name == array) found = &a;
+    arrays.push_back(found);
+  }
+  if (!arrays[0]) return {};
+  std::vector<Record> rows;
+  for (std::size_t e = 0; e < arrays[0]->data.size(); ++e) {
+    Record r = point.record;
+    r.set("epoch", static_cast<std::int64_t>(e + 1));
+    for (std::size_t c = 0; c < arrays.size(); ++c)
+      if (arrays[c] && e < arrays[c]->data.size()) r.set(columns[c].second, arrays[c]->data[e]);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// blas (issue 3): hpcnn-blas points as they are, except a --sweep layers point, which becomes one
+// row per distinct layer shape from its layer_* arrays (columns named by layer_shapes / layer).
+std::vector<Record> blas_rows(const ResultRun&, const ResultPoint& point) {
+  const Value* sweep = point.record.get("sweep");
+  if (!sweep) return {};  // not an hpcnn-blas point
+  if (std::get<std::string>(*sweep) != "layers") return {point.record};
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> out(1);
+    for (char ch : text) {
+      if (ch == ',') out.emplace_back();
+      else out.back() += ch;
+    }
+    return out;
+  };
+  const std::vector<std::string> shapes = split(point.record.text("layer_shapes")), names = split(point.record.text("layer"));
+  const auto array = [&point](const char* name) -> const std::vector<double>* {
+    for (const Array& a : point.arrays)
+      if (a.name == name) return &a.data;
+    return nullptr;
+  };
+  const auto *fs = array("layer_forward_s"), *bs = array("layer_backward_s"), *fg = array("layer_forward_gflops"),
+             *bg = array("layer_backward_gflops"), *n = array("layer_count");
+  if (!fs || !bs || !fg || !bg || !n) return {point.record};
+  std::vector<Record> rows;
+  for (std::size_t i = 0; i < fs->size() && i < shapes.size() && i < bs->size() && i < fg->size() &&
+                          i < bg->size() && i < n->size(); ++i) {
+    Record r = point.record;
+    r.set("size", shapes[i]);
+    if (i < names.size()) r.set("layer", names[i]);
+    r.set("layer_count", static_cast<std::int64_t>((*n)[i]));
+    r.set("forward_s", (*fs)[i]);
+    r.set("backward_s", (*bs)[i]);
+    r.set("sec_per_iter", (*fs)[i] + (*bs)[i]);
+    r.set("forward_gflops", (*fg)[i]);
+    r.set("backward_gflops", (*bg)[i]);
+    const double t = (*fs)[i] + (*bs)[i];  // combined rate from the two rates' FLOPs
+    r.set("gflops", t > 0 ? ((*fg)[i] * (*fs)[i] + (*bg)[i] * (*bs)[i]) / t : 0.0);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// ops (issue 4): one row per operator kind of a --profile ops point, from op_kinds and the op_*
+// arrays; points without a profile give no rows.
+std::vector<Record> ops_rows(const ResultRun&, const ResultPoint& point) {
+  const std::string kinds_text = point.record.text("op_kinds");
+  if (kinds_text.empty()) return {};
+  std::vector<std::string> kinds(1);
+  for (char ch : kinds_text) {
+    if (ch == ',') kinds.emplace_back();
+    else kinds.back() += ch;
+  }
+  const auto array = [&point](const char* name) -> const Array* {
+    for (const Array& a : point.arrays)
+      if (a.name == name) return &a;
+    return nullptr;
+  };
+  const Array *time = array("op_time_s"), *calls = array("op_calls"), *flops = array("op_flops"), *bytes = array("op_bytes");
+  const std::size_t n = kinds.size();
+  if (!time || time->dims.size() != 2 || time->dims[1] != n || time->data.size() != time->dims[0] * n) return {};
+  std::vector<double> mean(n, 0.0);  // seconds per iteration, mean over ranks
+  for (std::size_t r = 0; r < time->dims[0]; ++r)
+    for (std::size_t k = 0; k < n; ++k) mean[k] += time->data[r * n + k] / static_cast<double>(time->dims[0]);
+  double sum = 0;
+  for (double v : mean) sum += v;
+  std::vector<Record> rows;
+  for (std::size_t k = 0; k < n; ++k) {
+    Record r = point.record;
+    r.set("op", kinds[k]);
+    r.set("op_time_s", mean[k]);
+    r.set("op_share", sum > 0 ? 100.0 * mean[k] / sum : 0.0);
+    const bool per_kind = calls && calls->data.size() == n;
+    if (per_kind) r.set("op_calls", static_cast<std::int64_t>(calls->data[k] + 0.5));
+    if (flops && flops->data.size() == n) r.set("op_flops", flops->data[k]);
+    if (bytes && bytes->data.size() == n) r.set("op_bytes", bytes->data[k]);
+    if (per_kind && flops && flops->data.size() == n && mean[k] > 0)
+      r.set("op_gflops", flops->data[k] * calls->data[k] / mean[k] * 1e-9);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<TablePreset>& table_presets() {
+  static const std::vector<TablePreset> table = {
+      // name          default columns                                                       help  rows
+      {"throughput", "suite,model,backend,dataset,batch,threads,ranks,img_per_s",
+       "images per second per point (paper 000 Figs 3-4)", nullptr},
+      {"accuracy", "model,backend,dataset,batch,lr,optimizer,epochs,seed,epoch,train_loss,train_acc,test_loss,test_acc,epoch_s,test_s,status",
+       "one row per epoch of real-data training: loss, accuracy (%), epoch and test time (paper 000 Fig 8, 004 Tables XV-XXI)",
+       accuracy_rows},
+      {"blas", "sweep,backend,threads,size,gflops,sec_per_iter,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,mem_avg_mib,mem_max_mib",
+       "hpcnn-blas: SGEMM, layer and training rates per library and thread count, CPU and memory use (paper 004 Tables X-XII)",
+       blas_rows},
+      // results and reporting (issue 4)
+      {"breakdown", "suite,model,backend,batch,ranks,load_s,forward_s,backward_s,comm_wait_s,update_s,other_s,iter_median_s,phase_check",
+       "median time of each phase of an iteration, and the phase-sum check (paper 003 Figs 4-9)", nullptr},
+      {"ops", "model,backend,batch,op,op_calls,op_time_s,op_share,op_flops,op_bytes,op_gflops",
+       "time per operator kind per iteration from --profile ops (paper 003 Figs 5, 7, 10)", ops_rows},
+      {"memory", "suite,model,backend,batch,ranks,peak_rss_mib,mem_avg_mib,mem_max_mib",
+       "resident memory per point: peak (getrusage) and sampled average and maximum (paper 000 Fig 2)", nullptr},
+      {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",
+       "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
+  };
+  return table;
+}
+
+const TablePreset* find_table_preset(const std::string& name) {
+  for (const TablePreset& p : table_presets())
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+std::vector<Record> preset_rows(const TablePreset& preset, const ResultRun& run) {
+  if (preset.rows) {
+    std::vector<Record> rows;
+    for (const ResultPoint& point : run.points)
+      for (Record& r : preset.rows(run, point)) rows.push_back(std::move(r));
+    return rows;
+  }
+  std::vector<Record> rows;
+  rows.reserve(run.points.size());
+  for (const ResultPoint& point : run.points) rows.push_back(point.record);
+  return rows;
+}
+
+}  // namespace hpcnn

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Real data end to end (issue 5), on Debian's Fashion-MNIST (skipped when it is not installed):
+#  1. one epoch of lenet5 on a 2,000-image training subset reaches the stated test accuracy
+#     (>= 60 % on the first 2,000 test images; chance is 10 %, PyTorch gets ~70 % with these settings);
+#  2. a diverging learning rate is recorded as `diverged` (NaN test accuracy, the step) and the
+#     next sweep point still runs and is ok; the run exits 0;
+#  3. --repeat 2 gives two points with seeds 1 and 2; --preset fills in the framework's settings;
+#  4. two MPI ranks train on the shards of the same subset;
+#  5. bad --data values: one-line errors, exit 2.
+set -u
+cd "${HPCNN_BUILDDIR:?}"
+data=/usr/share/datasets/fashion-mnist
+[ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"; exit 77; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+backend=reference
+./hpcnn-train --list | grep -q '^  dnnl ' && backend=dnnl
+common=(--data fashion-mnist --model lenet5 --backend "$backend" --threads 1 --image-size 32 --quiet)
+run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+# Field $2 (by header name) of CSV line $3 of text $1.
+col() { awk -F, -v name="$2" -v line="$3" 'NR==1 {for (i = 1; i <= NF; i++) if ($i == name) c = i} NR==line {print $c}' <<<"$1"; }
+
+# 1. accuracy
+run ./hpcnn-train "${common[@]}" --batch 16 --lr 0.02 --momentum 0.9 --epochs 1 --train-limit 2000 --test-limit 2000 --output "$out/acc"
+csv=$(./hpcnn-summary --table accuracy --format csv "$out/acc")
+echo "$csv"
+head -1 <<<"$csv" | grep -qx 'model,backend,dataset,batch,lr,optimizer,epochs,seed,epoch,train_loss,train_acc,test_loss,test_acc,epoch_s,test_s,status' ||
+  { echo "FAIL: accuracy table header"; fail=1; }
+acc=$(col "$csv" test_acc 2)
+awk -v a="$acc" 'BEGIN {exit !(a >= 60)}' || { echo "FAIL: test accuracy $acc % < 60 %"; fail=1; }
+[ "$(col "$csv" dataset 2)" = fashion-mnist ] || { echo "FAIL: dataset"; fail=1; }
+[ "$(col "$csv" status 2)" = ok ] || { echo "FAIL: status"; fail=1; }
+sizes=$(./hpcnn-summary --format csv --columns train_size,test_size,epochs_done,steps,test_eval "$out/acc" | tail -1)
+[ "$sizes" = "2000,2000,1,125,inference" ] || { echo "FAIL: train_size,test_size,epochs_done,steps,test_eval = $sizes"; fail=1; }
+
+# 2. divergence, then the sweep goes on
+run ./hpcnn-train "${common[@]}" --batch 50 --lr 1000,0.01 --momentum 0.9 --epochs 2 --train-limit 500 --test-limit 500 --output "$out/div"
+csv=$(./hpcnn-summary --table accuracy --format csv "$out/div")
+echo "$csv"
+[ "$(col "$csv" lr 2)" = 1000 ] && [ "$(col "$csv" status 2)" = diverged ] || { echo "FAIL: lr 1000 not diverged"; fail=1; }
+[ "$(col "$csv" test_acc 2 | tr A-Z a-z)" = nan ] || { echo "FAIL: diverged point's test_acc is not NaN"; fail=1; }
+[ "$(col "$csv" lr 3)" = 0.01 ] && [ "$(col "$csv" status 3)" = ok ] && [ "$(col "$csv" epoch 4)" = 2 ] ||
+  { echo "FAIL: the point after the diverged one did not run its 2 epochs"; fail=1; }
+step=$(./hpcnn-summary --format csv --columns lr,diverged_step "$out/div" | awk -F, '$1 == 1000 {print $2}')
+[ -n "$step" ] && [ "$step" -ge 1 ] || { echo "FAIL: diverged_step '$step'"; fail=1; }
+
+# 3. --repeat and --preset
+run ./hpcnn-train "${common[@]}" --batch 50 --epochs 1 --train-limit 300 --test-limit 300 --seed 4 --repeat 2 --output "$out/rep"
+seeds=$(./hpcnn-summary --format csv --columns seed "$out/rep" | tail -n +2 | tr '\n' ' ')
+[ "$seeds" = "4 5 " ] || { echo "FAIL: --repeat 2 --seed 4 gave seeds '$seeds'"; fail=1; }
+run ./hpcnn-train --preset torch-mnist --data fashion-mnist --backend "$backend" --threads 1 --epochs 1 --batch 50 \
+  --train-limit 300 --test-limit 300 --quiet --output "$out/preset"
+got=$(./hpcnn-summary --format csv --columns preset,optimizer,lr,momentum,batch,epochs "$out/preset" | tail -1)
+[ "$got" = "torch-mnist,sgd,0.05,0,50,1" ] || { echo "FAIL: preset settings: $got"; fail=1; }
+./hpcnn-train --preset list | grep -q 'caffe-cifar10' || { echo "FAIL: --preset list"; fail=1; }
+
+# 4. two ranks
+run mpirun -np 2 --oversubscribe ./hpcnn-train "${common[@]}" --batch 25 --epochs 1 --train-limit 501 --test-limit 301 --output "$out/mpi"
+got=$(./hpcnn-summary --format csv --columns ranks,train_size,test_size,steps,status "$out/mpi" | tail -1)
+[ "$got" = "2,501,301,11,ok" ] || { echo "FAIL: 2 ranks: ranks,train_size,test_size,steps,status = $got"; fail=1; }
+
+# 5. bad data
+empty=$(mktemp -d -p "$out")
+for bad in "$empty" "$out/missing-dir/" "no-such-set"; do
+  err=$(./hpcnn-train --data "$bad" --quiet --output "$out/bad" 2>&1 >/dev/null); rc=$?
+  echo "$err"
+  [ $rc = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] || { echo "FAIL: --data $bad: exit $rc, '$err'"; fail=1; }
+done
+[ ! -e "$out/bad" ] || [ -z "$(ls -A "$out/bad")" ] || { echo "FAIL: a result file was left for bad --data"; fail=1; }
+exit $fail

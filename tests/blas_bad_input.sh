@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# hpcnn-blas bad input: an unknown library, a size of 0, a thread count above what the library
+# allows, --sizes outside --sweep gemm: one-line error naming the value, exit 2, no file left.
+set -u
+cd "${HPCNN_BUILDDIR:?}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+have() { ./hpcnn-blas --list | grep -q "^  $1 "; }
+
+expect() {  # expect STATUS NEEDLE -- args...
+  local want=$1 needle=$2; shift 3
+  local err status lines
+  err=$(./hpcnn-blas "$@" --output "$out" --iters 1 --warmup 0 2>&1 >/dev/null); status=$?
+  lines=$(printf '%s' "$err" | grep -c '')
+  if [ "$status" != "$want" ] || [ "$lines" != 1 ] || [[ "$err" != *"$needle"* ]]; then
+    echo "FAIL: hpcnn-blas $* -> status $status (want $want), stderr: $err"; fail=1
+  else
+    echo "ok:   hpcnn-blas $* -> $status: $err"
+  fi
+  if [ -n "$(ls -A "$out")" ]; then echo "FAIL: hpcnn-blas $* left files: $(ls -A "$out")"; fail=1; rm -rf "${out:?}"/* "${out:?}"/.[!.]*; fi
+}
+
+expect 2 "'nosuchblas'"  -- --sweep gemm --backend nosuchblas --sizes 64
+expect 2 "'nosuchblas'"  -- --sweep model --backend nosuchblas
+expect 2 "'0'"           -- --sweep gemm --sizes 0
+expect 2 "'64x0x64'"     -- --sweep gemm --sizes 64x0x64
+expect 2 "'12x'"         -- --sweep gemm --sizes 12x
+expect 2 "'-2'"          -- --sweep gemm --threads -2
+expect 2 "'bogus'"       -- --sweep bogus
+expect 2 "--sizes"       -- --sweep layers --sizes 64
+expect 2 "'vgg99'"       -- --sweep layers --model vgg99
+if have openblas; then
+  expect 2 "65 threads"  -- --sweep gemm --backend openblas --threads 1,65 --sizes 64
+  expect 2 "65 threads"  -- --sweep model --backend openblas --threads 65
+  expect 2 "65 threads"  -- --sweep layers --backend openblas --threads 65
+fi
+if have eigen; then
+  expect 2 "4097"        -- --sweep gemm --backend eigen --threads 4097 --sizes 64
+fi
+./hpcnn-blas --help | grep -q -- '--sizes' || { echo "FAIL: --help lacks --sizes"; fail=1; }
+exit $fail

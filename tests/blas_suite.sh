@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# hpcnn-blas end to end, tiny: the three sweeps into HDF5, then `hpcnn-summary --table blas`
+# (text and CSV): the CSV header is the issue's, every sweep has its rows, thread counts are the
+# ones read back from the libraries, rates and CPU/memory figures are positive where they apply.
+set -u
+cd "${HPCNN_BUILDDIR:?}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+libs=$(./hpcnn-blas --list | sed -n '/^SGEMM libraries/,/^default/p' | awk '/^  /{print $1}' | grep -E '^(openblas|eigen)$' | paste -sd, -)
+[ -n "$libs" ] || { echo "neither openblas nor eigen built: skipped"; exit 77; }
+echo "libraries: $libs"
+run() { echo "+ hpcnn-blas $*"; ./hpcnn-blas "$@" --output "$out" --quiet || { echo "FAIL: exit $?"; fail=1; }; }
+run --sweep gemm --backend "$libs" --threads 1,2 --sizes 48,32x40x24 --iters 3 --warmup 1
+run --sweep layers --backend "$libs" --threads 1 --model lenet5 --batch 4 --iters 2 --warmup 1
+# Enough iterations that /proc/stat (100 ticks/s) sees the run: CPU user % must be positive.
+run --sweep model --backend "$libs" --threads 1,default --model lenet5 --batch 32 --iters 40 --warmup 1
+
+csv=$(./hpcnn-summary --table blas --format csv "$out") || { echo "FAIL: hpcnn-summary"; fail=1; }
+echo "$csv"
+header=$(printf '%s\n' "$csv" | head -1)
+want="sweep,backend,threads,size,gflops,sec_per_iter,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,mem_avg_mib,mem_max_mib"
+[ "$header" = "$want" ] || { echo "FAIL: header '$header'"; fail=1; }
+nlibs=$(printf '%s' "$libs" | tr ',' '\n' | grep -c '')
+printf '%s\n' "$csv" | awk -F, -v nlibs="$nlibs" '
+  NR == 1 { next }
+  { n[$1]++ }
+  $5 == "" || $5 <= 0 { print "FAIL: gflops not positive: " $0; bad = 1 }
+  $6 == "" || $6 <= 0 { print "FAIL: sec_per_iter not positive: " $0; bad = 1 }
+  $1 == "gemm" && ($3 != 1 && $3 != 2) { print "FAIL: gemm threads not read back as 1 or 2: " $0; bad = 1 }
+  $1 == "gemm" && ($4 != "48x48x48" && $4 != "32x40x24") { print "FAIL: gemm size: " $0; bad = 1 }
+  $1 == "gemm" && $7 != "" { print "FAIL: gemm row has CPU usage: " $0; bad = 1 }
+  $1 == "layers" && ($3 != 1 || $4 !~ /^[0-9]+x[0-9]+x[0-9]+$/) { print "FAIL: layers row: " $0; bad = 1 }
+  $1 == "model" && ($7 == "" || $7 <= 0 || $10 == "" || $10 <= 0 || $11 < $10) { print "FAIL: model CPU/memory: " $0; bad = 1 }
+  END {
+    if (n["gemm"] != 4 * nlibs) { print "FAIL: " n["gemm"] " gemm rows, want " 4 * nlibs; bad = 1 }
+    if (n["layers"] != 5 * nlibs) { print "FAIL: " n["layers"] " layer rows, want " 5 * nlibs " (lenet5: 2 conv + 3 fc)"; bad = 1 }
+    if (n["model"] != 2 * nlibs) { print "FAIL: " n["model"] " model rows, want " 2 * nlibs; bad = 1 }
+    exit bad
+  }' || fail=1
+# The text table prints the same rows with units.
+./hpcnn-summary --table blas "$out" | grep -q 'GFLOP/s' || { echo "FAIL: text table"; fail=1; }
+exit $fail

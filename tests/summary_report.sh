@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 4 end to end: hpcnn-train with --repeat and --profile ops, alone and on 2 ranks, writes
+# files whose every figure check_result recomputes from the raw arrays (statistics, phase medians,
+# phases adding up to each iteration within 2%, repeat spread and 95% interval, memory, profile);
+# every hpcnn-summary table comes out of them; a point that fails is recorded as failed while the
+# sweep goes on (exit 1); no progress line when stderr is not a terminal.
+set -u
+cd "${HPCNN_BUILDDIR:?}"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+
+run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
+run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --repeat 2 --profile ops --output "$out/two" --quiet
+run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --profile ops --output "$out/one" --quiet
+for f in "$out"/one/*.h5 "$out"/two/*.h5; do run ./tests/check_result "$f"; done
+
+# Every table of this issue has rows; the ops table names the paper's operator kinds.
+for t in throughput breakdown memory cpu; do
+  n=$(./hpcnn-summary --table "$t" --format csv "$out/one" | tail -n +2 | wc -l)
+  [ "$n" = 3 ] || { echo "FAIL: --table $t: $n rows, want 3"; fail=1; }
+done
+ops=$(./hpcnn-summary --table ops --format csv --where mode=train --where batch=8 "$out/one")
+echo "$ops"
+for k in convolution convolution_backward fully_connected fully_connected_backward relu_backward pooling weights_update; do
+  grep -q ",$k," <<<"$ops" || { echo "FAIL: ops table lacks $k"; fail=1; }
+done
+by=$(./hpcnn-summary --format csv --columns batch --by batch --where mode=train "$out/one" | tr '\n' ' ')
+[ "$by" = "batch 4 8 " ] || { echo "FAIL: --by batch gave: $by"; fail=1; }
+# The breakdown plot comes out of the files (when gnuplot is installed).
+if command -v gnuplot >/dev/null; then
+  run ./hpcnn-summary --table breakdown --plot "$out/breakdown.svg" "$out/one" > /dev/null
+  grep -q '<svg' "$out/breakdown.svg" || { echo "FAIL: no SVG written"; fail=1; }
+fi
+# An unchanged run compared with itself passes.
+run ./hpcnn-summary --compare "$out/one" --tolerance 5% "$out/one" > /dev/null
+
+# A failing point (lenet5 needs 12x12 images) is recorded, the sweep goes on, exit status 1.
+err=$(./hpcnn-train --model lenet5,alexnet --backend reference --image-size 8 --batch 2 --iters 1 --warmup 0 --output "$out/failed" 2>&1 >/dev/null); st=$?
+[ "$st" = 1 ] || { echo "FAIL: failing points exit $st, want 1"; fail=1; }
+[ "$(grep -c 'failed' <<<"$err")" = 2 ] || { echo "FAIL: want one stderr line per failed point: $err"; fail=1; }
+csv=$(./hpcnn-summary --format csv --columns model,status "$out/failed")
+[ "$csv" = $'model,status\nlenet5,failed\nalexnet,failed' ] || { echo "FAIL: failed points in file: $csv"; fail=1; }
+# Progress goes to a terminal only: with stderr redirected, nothing but errors.
+err=$(./hpcnn-train --model lenet5 --backend reference --batch 2 --iters 3 --warmup 0 --output "$out/quiet" 2>&1 >/dev/null)
+[ -z "$err" ] || { echo "FAIL: stderr not empty without a terminal: $err"; fail=1; }
+exit $fail

@@ -1,0 +1,470 @@
+// Real data (issue 5): the idx and CIFAR readers on small files written here in the exact formats
+// (plain and gzip), every malformed case with its one-line error naming the file; data set
+// detection; the sampler (deterministic shuffles, every sample once per epoch over 1, 2, 3 ranks);
+// the batch loader (normalization, padding, augmentation, prefetch and cache give the same data).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "data/batch_loader.hpp"
+#include "data/cifar.hpp"
+#include "data/dataset.hpp"
+#include "data/file_bytes.hpp"
+#include "data/idx.hpp"
+#include "data/sampler.hpp"
+#include "engine/errors.hpp"
+
+namespace fs = std::filesystem;
+using namespace hpcnn;
+using namespace hpcnn::data;
+using Bytes = std::vector<std::uint8_t>;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "hpcnn_test_data_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) std::abort();
+    path_ = tmpl;
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write(const std::string& path, const Bytes& b) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+Bytes gzip(const Bytes& b) {
+  // gzip container via deflateInit2 (windowBits 16 + 15).
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  Bytes out(deflateBound(&z, b.size()) + 64);
+  z.next_in = const_cast<Bytef*>(b.data());
+  z.avail_in = static_cast<uInt>(b.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+void put32(Bytes& b, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<std::uint8_t>(v >> s));
+}
+
+Bytes idx_images(std::uint32_t n, std::uint32_t h, std::uint32_t w) {
+  Bytes b = {0, 0, 8, 3};
+  put32(b, n);
+  put32(b, h);
+  put32(b, w);
+  for (std::uint32_t i = 0; i < n * h * w; ++i) b.push_back(static_cast<std::uint8_t>((i * 7) % 256));
+  return b;
+}
+
+Bytes idx_labels(std::uint32_t n) {
+  Bytes b = {0, 0, 8, 1};
+  put32(b, n);
+  for (std::uint32_t i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(i % 10));
+  return b;
+}
+
+// Expects read_idx_pair to throw a RuntimeError whose message starts with `file` and holds `what`.
+void expect_idx_error(const std::string& images, const std::string& labels, const std::string& file,
+                      const std::string& what) {
+  try {
+    read_idx_pair(images, labels);
+    ADD_FAILURE() << "no error for " << what;
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(file + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+
+TEST(Idx, ReadsPlainAndGzipFiles) {
+  TempDir d;
+  write(d.file("i"), idx_images(5, 4, 3));
+  write(d.file("l"), idx_labels(5));
+  write(d.file("i.gz"), gzip(idx_images(5, 4, 3)));
+  write(d.file("l.gz"), gzip(idx_labels(5)));
+  for (const auto& [i, l] : {std::pair{"i", "l"}, std::pair{"i.gz", "l.gz"}}) {
+    const ImageSet s = read_idx_pair(d.file(i), d.file(l));
+    ASSERT_EQ(s.size(), 5u);
+    EXPECT_EQ(s.channels, 1);
+    EXPECT_EQ(s.height, 4);
+    EXPECT_EQ(s.width, 3);
+    EXPECT_EQ(s.classes, 10);
+    ASSERT_EQ(s.pixels.size(), 60u);
+    for (std::size_t k = 0; k < 60; ++k) EXPECT_EQ(s.pixels[k], (k * 7) % 256);
+    for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(s.labels[k], static_cast<int>(k % 10));
+  }
+}
+
+TEST(Idx, MalformedFilesGiveOneLineErrors) {
+  TempDir d;
+  const std::string good_i = d.file("good_i"), good_l = d.file("good_l"), bad = d.file("bad");
+  write(good_i, idx_images(4, 2, 2));
+  write(good_l, idx_labels(4));
+  auto images_case = [&](Bytes b, const std::string& what) {
+    write(bad, b);
+    expect_idx_error(bad, good_l, bad, what);
+  };
+  Bytes b = idx_images(4, 2, 2);
+  b[1] = 1;
+  images_case(b, "bad magic");
+  b = idx_images(4, 2, 2);
+  b[2] = 0x0d;
+  images_case(b, "data type 0x0d");
+  b = idx_images(4, 2, 2);
+  b[3] = 2;
+  images_case(b, "2 dimensions");
+  images_case(Bytes{0, 0, 8}, "too short");
+  images_case(Bytes{0, 0, 8, 3, 0, 0, 0, 4, 0}, "truncated idx header");
+  b = idx_images(4, 2, 2);
+  b.pop_back();
+  images_case(b, "truncated");
+  b = idx_images(4, 2, 2);
+  b.push_back(0);
+  b.push_back(0);
+  images_case(b, "2 trailing bytes");
+  b = idx_images(4, 2, 2);
+  b[7] = 0;  // N = 0
+  images_case(b, "dimension 0 is zero");
+  // Dimensions far beyond the file: an error, not an allocation of what the header claims.
+  b = idx_images(4, 2, 2);
+  b[4] = b[8] = b[12] = 0x7f;
+  images_case(b, "absurd");
+  b = idx_images(4, 2, 2);
+  b[8] = 0x7f;
+  images_case(b, "truncated");
+
+  // Labels: count, range, truncation.
+  write(bad, idx_labels(3));
+  expect_idx_error(good_i, bad, bad, "3 labels, but " + good_i + " has 4 images");
+  b = idx_labels(4);
+  b[8 + 2] = 10;
+  write(bad, b);
+  expect_idx_error(good_i, bad, bad, "label 10 of image 2 is out of range [0, 10)");
+  b = idx_labels(4);
+  b.pop_back();
+  write(bad, b);
+  expect_idx_error(good_i, bad, bad, "truncated");
+  b = idx_images(4, 2, 2);
+  write(bad, b);
+  expect_idx_error(good_i, bad, bad, "3 dimensions");
+
+  // Missing file, gzip damage.
+  expect_idx_error(d.file("missing"), good_l, d.file("missing"), "No such file");
+  Bytes gz = gzip(idx_images(4, 2, 2));
+  Bytes cut(gz.begin(), gz.begin() + static_cast<std::ptrdiff_t>(gz.size() / 2));
+  write(bad, cut);
+  expect_idx_error(bad, good_l, bad, "truncated gzip data");
+  Bytes corrupt = gz;
+  for (std::size_t k = 10; k < corrupt.size() - 8; ++k) corrupt[k] ^= 0x5a;
+  write(bad, corrupt);
+  expect_idx_error(bad, good_l, bad, "gzip");
+  Bytes trailing = gz;
+  trailing.push_back(1);
+  trailing.push_back(2);
+  write(bad, trailing);
+  expect_idx_error(bad, good_l, bad, "trailing bytes after the gzip data");
+  // Two concatenated gzip members are one valid file.
+  const Bytes whole = idx_images(4, 2, 2);
+  Bytes part1(whole.begin(), whole.begin() + 9), part2(whole.begin() + 9, whole.end());
+  Bytes two = gzip(part1), g2 = gzip(part2);
+  two.insert(two.end(), g2.begin(), g2.end());
+  write(bad, two);
+  EXPECT_EQ(read_idx_pair(bad, good_l).size(), 4u);
+}
+
+TEST(FileBytes, DecompressedSizeIsCapped) {
+  TempDir d;
+  write(d.file("z.gz"), gzip(Bytes(100000, 0)));
+  EXPECT_EQ(read_file_bytes(d.file("z.gz")).size(), 100000u);
+  try {
+    read_file_bytes(d.file("z.gz"), 50000);
+    ADD_FAILURE() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("limit of 50000 bytes"), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+
+Bytes cifar_records(int n, bool c100, int first_label = 0) {
+  Bytes b;
+  for (int i = 0; i < n; ++i) {
+    if (c100) b.push_back(static_cast<std::uint8_t>((first_label + i) % 20));
+    b.push_back(static_cast<std::uint8_t>((first_label + i) % (c100 ? 100 : 10)));
+    for (int k = 0; k < 3072; ++k) b.push_back(static_cast<std::uint8_t>((i + k) % 251));
+  }
+  return b;
+}
+
+void expect_cifar_error(CifarKind kind, const std::string& path, const std::string& what) {
+  try {
+    read_cifar(kind, {path});
+    ADD_FAILURE() << "no error for " << what;
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+
+TEST(Cifar, ReadsCifar10AndCifar100) {
+  TempDir d;
+  write(d.file("a.bin"), cifar_records(3, false));
+  write(d.file("b.bin"), cifar_records(2, false, 7));
+  const ImageSet s = read_cifar(CifarKind::Cifar10, {d.file("a.bin"), d.file("b.bin")});
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s.channels, 3);
+  EXPECT_EQ(s.height, 32);
+  EXPECT_EQ(s.classes, 10);
+  EXPECT_EQ(s.labels, (std::vector<std::int32_t>{0, 1, 2, 7, 8}));
+  EXPECT_EQ(s.image(1)[5], (1 + 5) % 251);
+  EXPECT_EQ(s.image(4)[3071], (1 + 3071) % 251);
+
+  write(d.file("c.bin"), cifar_records(4, true, 97));
+  const ImageSet t = read_cifar(CifarKind::Cifar100, {d.file("c.bin")});
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.classes, 100);
+  EXPECT_EQ(t.labels, (std::vector<std::int32_t>{97, 98, 99, 0}));  // the fine label
+  EXPECT_EQ(t.image(2)[0], 2);
+}
+
+TEST(Cifar, MalformedFilesGiveOneLineErrors) {
+  TempDir d;
+  const std::string bad = d.file("bad.bin");
+  Bytes b = cifar_records(2, false);
+  b.pop_back();
+  write(bad, b);
+  expect_cifar_error(CifarKind::Cifar10, bad, "not a whole number of 3073-byte CIFAR-10 records");
+  b = cifar_records(2, false);
+  b.push_back(0);
+  write(bad, b);
+  expect_cifar_error(CifarKind::Cifar10, bad, "not a whole number");
+  b = cifar_records(2, false);
+  b[3073] = 10;
+  write(bad, b);
+  expect_cifar_error(CifarKind::Cifar10, bad, "label 10 of record 1 is out of range [0, 10)");
+  write(bad, Bytes{});
+  expect_cifar_error(CifarKind::Cifar10, bad, "empty file");
+  b = cifar_records(2, true);
+  b[1] = 100;
+  write(bad, b);
+  expect_cifar_error(CifarKind::Cifar100, bad, "label 100 of record 0 is out of range [0, 100)");
+  b = cifar_records(2, true);
+  b[3074] = 20;
+  write(bad, b);
+  expect_cifar_error(CifarKind::Cifar100, bad, "coarse label 20 of record 1");
+  write(bad, cifar_records(2, false));  // CIFAR-10 records read as CIFAR-100: wrong record size
+  expect_cifar_error(CifarKind::Cifar100, bad, "3074-byte CIFAR-100 records");
+}
+
+TEST(DataSet, DetectsTheFormatFromTheFilesPresent) {
+  TempDir root;
+  const fs::path fashion = fs::path(root.path()) / "my-fashion";
+  fs::create_directory(fashion);
+  write((fashion / "train-images-idx3-ubyte.gz").string(), gzip(idx_images(6, 28, 28)));
+  write((fashion / "train-labels-idx1-ubyte.gz").string(), gzip(idx_labels(6)));
+  write((fashion / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((fashion / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  DataSet ds = load_dataset(fashion.string());
+  EXPECT_EQ(ds.format, "idx");
+  EXPECT_EQ(ds.name, "fashion-mnist");
+  EXPECT_EQ(ds.train.size(), 6u);
+  EXPECT_EQ(ds.test.size(), 2u);
+
+  const fs::path c10 = fs::path(root.path()) / "c10" / "cifar-10-batches-bin";
+  fs::create_directories(c10);
+  for (int k = 1; k <= 5; ++k) write((c10 / ("data_batch_" + std::to_string(k) + ".bin")).string(), cifar_records(2, false));
+  write((c10 / "test_batch.bin").string(), cifar_records(3, false));
+  ds = load_dataset((fs::path(root.path()) / "c10").string());  // the archive's parent folder works too
+  EXPECT_EQ(ds.name, "cifar10");
+  EXPECT_EQ(ds.train.size(), 10u);
+  EXPECT_EQ(ds.test.size(), 3u);
+
+  const fs::path c100 = fs::path(root.path()) / "c100";
+  fs::create_directory(c100);
+  write((c100 / "train.bin").string(), cifar_records(4, true));
+  write((c100 / "test.bin").string(), cifar_records(1, true));
+  ds = load_dataset(c100.string());
+  EXPECT_EQ(ds.name, "cifar100");
+  EXPECT_EQ(ds.train.classes, 100);
+
+  // Nothing there: the error lists what was looked for.
+  const fs::path empty = fs::path(root.path()) / "empty";
+  fs::create_directory(empty);
+  try {
+    locate_dataset(empty.string());
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    for (const char* f : {"train-images-idx3-ubyte", "t10k-labels-idx1-ubyte", "data_batch_1", "test_batch.bin", "train.bin"})
+      EXPECT_NE(msg.find(f), std::string::npos) << msg;
+  }
+  // Half a data set: names what is missing.
+  fs::remove(fashion / "t10k-labels-idx1-ubyte");
+  try {
+    locate_dataset(fashion.string());
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing t10k-labels-idx1-ubyte"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(locate_dataset(root.file("no-such-dir/")), UsageError);
+  EXPECT_THROW(locate_dataset("imagenet-22k"), UsageError);
+  // A bare name is looked up under $HPCNN_DATA first.
+  setenv("HPCNN_DATA", (fs::path(root.path()) / "c10").string().c_str(), 1);
+  fs::create_directory(fs::path(root.path()) / "c10" / "cifar10");
+  for (const auto& f : fs::directory_iterator(c10)) fs::copy(f.path(), fs::path(root.path()) / "c10" / "cifar10");
+  EXPECT_EQ(locate_dataset("cifar10").dir, (fs::path(root.path()) / "c10" / "cifar10").string());
+  unsetenv("HPCNN_DATA");
+}
+
+TEST(Sampler, ShufflesDeterministicallyPerSeedAndEpoch) {
+  const auto a = epoch_order(1000, 7, 0, true), b = epoch_order(1000, 7, 0, true);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, epoch_order(1000, 8, 0, true));
+  EXPECT_NE(a, epoch_order(1000, 7, 1, true));
+  std::vector<std::uint32_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::uint32_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[i], i);
+  EXPECT_NE(a, sorted);  // shuffled
+  EXPECT_EQ(epoch_order(1000, 7, 0, false), sorted);
+}
+
+TEST(Sampler, EverySampleOncePerEpochOverOneTwoThreeRanks) {
+  for (std::size_t n : {103u, 96u, 5u}) {
+    for (int ranks = 1; ranks <= 3; ++ranks) {
+      const int batch = 8;
+      const auto order = epoch_order(n, 3, 2, true);
+      std::vector<int> seen(n, 0);
+      const std::size_t steps = steps_per_epoch(n, batch, ranks);
+      EXPECT_EQ(steps, (n + std::size_t(batch * ranks) - 1) / std::size_t(batch * ranks));
+      for (int r = 0; r < ranks; ++r) {
+        const auto batches = rank_batches(order, batch, r, ranks);
+        ASSERT_EQ(batches.size(), steps) << "every rank runs the same number of steps";
+        for (std::size_t k = 0; k < batches.size(); ++k) {
+          EXPECT_LE(batches[k].size(), std::size_t(batch));
+          if (k + 1 < batches.size()) {
+            EXPECT_EQ(batches[k].size(), std::size_t(batch)) << "only the last may be short";
+          }
+          for (std::uint32_t i : batches[k]) ++seen[i];
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << "sample " << i << " n " << n << " ranks " << ranks;
+    }
+  }
+}
+
+namespace {
+ImageSet small_set(int n, int channels, int side) {
+  ImageSet s;
+  s.channels = channels;
+  s.height = s.width = side;
+  for (int i = 0; i < n; ++i) {
+    s.labels.push_back(i % 10);
+    for (std::size_t k = 0; k < s.image_bytes(); ++k) s.pixels.push_back(static_cast<std::uint8_t>((i * 31 + k * 3) % 256));
+  }
+  return s;
+}
+}  // namespace
+
+TEST(BatchLoader, NormalizesAndPads) {
+  const ImageSet s = small_set(4, 1, 2);
+  Normalization norm;
+  norm.mean = {0.5f};
+  norm.stddev = {0.25f};
+  PipelineOptions o;
+  o.out_size = 4;
+  o.prefetch = 0;
+  BatchLoader loader(s, norm, o);
+  std::vector<float> out(16);
+  loader.decode(1, 0, out.data());
+  const float zero = (0.0f - 0.5f) / 0.25f;
+  EXPECT_FLOAT_EQ(out[0], zero);  // padding is a zero pixel
+  EXPECT_FLOAT_EQ(out[15], zero);
+  EXPECT_NEAR(out[1 * 4 + 1], (s.image(1)[0] / 255.0f - 0.5f) / 0.25f, 1e-5);
+  EXPECT_NEAR(out[2 * 4 + 2], (s.image(1)[3] / 255.0f - 0.5f) / 0.25f, 1e-5);
+  o.out_size = 1;
+  EXPECT_THROW(BatchLoader(s, norm, o), UsageError);
+
+  const Normalization st = channel_stats(small_set(50, 3, 4));
+  ASSERT_EQ(st.mean.size(), 3u);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_GT(st.mean[c], 0.2f);
+    EXPECT_LT(st.mean[c], 0.8f);
+    EXPECT_GT(st.stddev[c], 0.1f);
+  }
+}
+
+TEST(BatchLoader, PrefetchCacheAndAugmentationGiveTheSameBatches) {
+  const ImageSet s = small_set(37, 3, 8);
+  const Normalization norm = channel_stats(s);
+  auto epoch_batches = [&](PipelineOptions o, std::uint64_t epoch) {
+    BatchLoader loader(s, norm, o);
+    std::vector<Batch> out;
+    for (int rep = 0; rep < 2; ++rep) {  // the second pass reads the cache when it is on
+      loader.start_epoch(epoch, rank_batches(epoch_order(s.size(), 5, epoch, true), 8, 0, 1));
+      out.clear();
+      for (std::size_t k = 0; k < steps_per_epoch(s.size(), 8, 1); ++k) out.push_back(loader.next(nullptr));
+      EXPECT_THROW(loader.next(nullptr), std::logic_error);
+    }
+    return out;
+  };
+  PipelineOptions base;
+  base.prefetch = 0;
+  base.augment = true;
+  base.seed = 9;
+  const auto ref = epoch_batches(base, 1);
+  ASSERT_EQ(ref.size(), 5u);
+  EXPECT_EQ(ref.back().size, 37 - 32);
+  for (int prefetch : {0, 1, 3})
+    for (bool cache : {false, true}) {
+      PipelineOptions o = base;
+      o.prefetch = prefetch;
+      o.cache = cache;
+      const auto got = epoch_batches(o, 1);
+      ASSERT_EQ(got.size(), ref.size());
+      for (std::size_t k = 0; k < ref.size(); ++k) {
+        EXPECT_EQ(got[k].labels, ref[k].labels);
+        EXPECT_EQ(got[k].images, ref[k].images) << "prefetch " << prefetch << " cache " << cache;
+      }
+    }
+  // Augmentation changes with the epoch and differs from the plain image somewhere.
+  BatchLoader plain(s, norm, PipelineOptions{0, false, 4, false, 0, 9});
+  BatchLoader aug(s, norm, base);
+  std::vector<float> p(s.image_bytes()), a0(s.image_bytes()), a1(s.image_bytes());
+  int differ = 0, differ_epochs = 0;
+  for (std::uint32_t i = 0; i < s.size(); ++i) {
+    plain.decode(i, 0, p.data());
+    aug.decode(i, 0, a0.data());
+    aug.decode(i, 1, a1.data());
+    differ += p != a0;
+    differ_epochs += a0 != a1;
+  }
+  EXPECT_GT(differ, 20);
+  EXPECT_GT(differ_epochs, 20);
+}

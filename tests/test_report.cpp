@@ -1,0 +1,222 @@
+// hpcnn-summary's reporting (issue 4): --where/--by, the table presets' row expansion (ops),
+// --compare (an injected 10% regression is flagged, an unchanged file passes, a baseline without
+// a current run is reported), gnuplot scripts and --plot, end to end through the binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "engine/errors.hpp"
+#include "results/report.hpp"
+#include "results/result_file.hpp"
+#include "results/table_presets.hpp"
+
+namespace fs = std::filesystem;
+using namespace hpcnn;
+
+namespace {
+
+Record row(const std::string& model, std::int64_t batch, double img_per_s) {
+  Record r;
+  r.set("suite", "hpcnn-train");
+  r.set("model", model);
+  r.set("backend", "reference");
+  r.set("batch", batch);
+  r.set("img_per_s", img_per_s);
+  r.set("iter_median_s", static_cast<double>(batch) / img_per_s);
+  r.set("status", "ok");
+  r.set("reproducer", "hpcnn-train --batch " + std::to_string(batch));
+  return r;
+}
+
+class ReportFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hpcnn-test-report-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // A committed result file under DIR/sub holding the rows; returns its directory.
+  std::string write(const std::string& sub, const std::vector<Record>& rows) {
+    const std::string d = dir_ + "/" + sub;
+    ResultWriter w(d, "hpcnn-train");
+    for (const Record& r : rows) w.add_point({r, {}});
+    Provenance p;
+    p.command_line = "test";
+    w.commit(p);
+    return d;
+  }
+  // Runs hpcnn-summary with the arguments; returns the exit status, output in `out`.
+  int summary(const std::string& args, std::string* out = nullptr) {
+    const std::string log = dir_ + "/summary.out";
+    const std::string cmd = std::string(HPCNN_BUILDDIR) + "/hpcnn-summary " + args + " > " + log + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    if (out) {
+      std::FILE* f = std::fopen(log.c_str(), "r");
+      out->clear();
+      char buf[4096];
+      std::size_t n;
+      while (f && (n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+      if (f) std::fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST(Report, WhereAndBy) {
+  std::vector<Record> rows = {row("resnet18", 64, 10), row("lenet5", 8, 300), row("resnet18", 16, 20)};
+  const auto where = parse_where("model=resnet18");
+  EXPECT_TRUE(row_matches(rows[0], where));
+  EXPECT_FALSE(row_matches(rows[1], where));
+  EXPECT_TRUE(row_matches(rows[2], parse_where("batch=16.0,model=resnet18")));  // numbers as numbers
+  EXPECT_FALSE(row_matches(rows[2], parse_where("threads=1")));                  // missing field
+  EXPECT_THROW(parse_where("nosuchfield=1"), UsageError);
+  EXPECT_THROW(parse_where("model"), UsageError);
+  sort_rows(rows, {"model", "batch"});
+  EXPECT_EQ(rows[0].text("model"), "lenet5");
+  EXPECT_EQ(rows[1].text("batch"), "16");  // numerically, not "16" > "64" by accident
+  EXPECT_EQ(rows[2].text("batch"), "64");
+}
+
+TEST(Report, ToleranceParsing) {
+  EXPECT_DOUBLE_EQ(parse_tolerance("5%"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_tolerance("0.1"), 0.1);
+  EXPECT_THROW(parse_tolerance("five"), UsageError);
+  EXPECT_THROW(parse_tolerance("-1%"), UsageError);
+}
+
+TEST(Report, CompareFlagsRegressionsOnly) {
+  const std::vector<Record> base = {row("lenet5", 8, 100), row("lenet5", 16, 200)};
+  // Unchanged: nothing flagged.
+  Comparison c = compare_rows(base, base, "img_per_s", true, 0.05);
+  EXPECT_EQ(c.compared, 2);
+  EXPECT_TRUE(c.regressions.empty());
+  EXPECT_TRUE(c.missing.empty());
+  // 10% slower at batch 16: flagged with both figures; 4% slower at batch 8: inside the band.
+  c = compare_rows(base, {row("lenet5", 8, 96), row("lenet5", 16, 180)}, "img_per_s", true, 0.05);
+  ASSERT_EQ(c.regressions.size(), 1u);
+  EXPECT_NE(c.regressions[0].find("batch=16"), std::string::npos) << c.regressions[0];
+  EXPECT_NE(c.regressions[0].find("200"), std::string::npos) << c.regressions[0];
+  EXPECT_NE(c.regressions[0].find("180"), std::string::npos) << c.regressions[0];
+  EXPECT_NE(c.regressions[0].find("-10.0%"), std::string::npos) << c.regressions[0];
+  // Times: lower is better.
+  c = compare_rows(base, {row("lenet5", 8, 90), row("lenet5", 16, 200)}, "iter_median_s", false, 0.05);
+  EXPECT_EQ(c.regressions.size(), 1u);
+  // Faster is never a regression.
+  c = compare_rows(base, {row("lenet5", 8, 150), row("lenet5", 16, 300)}, "img_per_s", true, 0.05);
+  EXPECT_TRUE(c.regressions.empty());
+  // A baseline run without a current one is reported.
+  c = compare_rows(base, {row("lenet5", 8, 100), row("resnet18", 8, 5)}, "img_per_s", true, 0.05);
+  ASSERT_EQ(c.missing.size(), 1u);
+  EXPECT_NE(c.missing[0].find("batch=16"), std::string::npos);
+  ASSERT_EQ(c.unmatched.size(), 1u);
+}
+
+TEST_F(ReportFiles, CompareEndToEnd) {
+  const std::string base = write("base", {row("lenet5", 8, 100), row("lenet5", 16, 200)});
+  const std::string same = write("same", {row("lenet5", 8, 100), row("lenet5", 16, 200)});
+  const std::string slow = write("slow", {row("lenet5", 8, 100), row("lenet5", 16, 180)});  // injected -10%
+  const std::string part = write("part", {row("lenet5", 8, 100)});
+  std::string out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance 5% " + same, &out), 0) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance 5% " + slow, &out), 1) << out;
+  EXPECT_NE(out.find("regression:"), std::string::npos) << out;
+  EXPECT_NE(out.find("200"), std::string::npos) << out;
+  EXPECT_NE(out.find("180"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance 15% " + slow, &out), 0) << out;
+  EXPECT_EQ(summary("--compare " + base + " " + part, &out), 1) << out;
+  EXPECT_NE(out.find("no current run for baseline"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance lots " + same, &out), 2) << out;
+}
+
+TEST_F(ReportFiles, WhereByAndTablesEndToEnd) {
+  const std::string d = write("runs", {row("resnet18", 64, 10), row("lenet5", 8, 300), row("resnet18", 16, 20)});
+  std::string out;
+  ASSERT_EQ(summary("--format csv --columns model,batch --where model=resnet18 --by batch " + d, &out), 0) << out;
+  EXPECT_EQ(out, "model,batch\nresnet18,16\nresnet18,64\n");
+  EXPECT_EQ(summary("--table nosuch " + d, &out), 2) << out;
+  for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu"})
+    EXPECT_EQ(summary(std::string("--table ") + t + " " + d, &out), 0) << t << ": " << out;
+}
+
+TEST(Report, OpsPresetRows) {
+  ResultRun run;
+  ResultPoint p;
+  p.record = row("lenet5", 8, 100);
+  p.record.set("op_kinds", "convolution,convolution_backward,weights_update");
+  // Two ranks: seconds per iteration.
+  p.arrays.push_back({"op_time_s", "s", {2, 3}, {0.2, 0.6, 0.2, 0.4, 0.4, 0.2}});
+  p.arrays.push_back({"op_calls", "", {3}, {2, 2, 1}});
+  p.arrays.push_back({"op_flops", "FLOP", {3}, {1e9, 2e9, 1e6}});
+  p.arrays.push_back({"op_bytes", "B", {3}, {1e6, 2e6, 5e6}});
+  run.points.push_back(p);
+  const TablePreset* ops = find_table_preset("ops");
+  ASSERT_NE(ops, nullptr);
+  const std::vector<Record> rows = preset_rows(*ops, run);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].text("op"), "convolution_backward");
+  EXPECT_DOUBLE_EQ(*rows[0].number("op_time_s"), 0.3);  // mean over ranks
+  EXPECT_DOUBLE_EQ(*rows[1].number("op_time_s"), 0.5);
+  EXPECT_NEAR(*rows[0].number("op_share"), 30.0, 1e-9);
+  EXPECT_EQ(*rows[0].number("op_calls"), 2);
+  EXPECT_NEAR(*rows[1].number("op_gflops"), 2e9 * 2 / 0.5 * 1e-9, 1e-9);
+  EXPECT_EQ(rows[0].text("model"), "lenet5");  // settings kept for --where/--by
+  // A point without a profile gives no rows.
+  run.points[0] = ResultPoint{row("lenet5", 8, 100), {}};
+  EXPECT_TRUE(preset_rows(*ops, run).empty());
+}
+
+TEST(Report, GnuplotScripts) {
+  std::vector<Record> rows = {row("lenet5", 8, 100), row("lenet5", 16, 180)};
+  for (Record& r : rows) {
+    r.set("load_s", 0.001);
+    r.set("forward_s", 0.01);
+    r.set("backward_s", 0.02);
+    r.set("update_s", 0.001);
+  }
+  std::string s = gnuplot_script("throughput", rows, "x.png");
+  EXPECT_NE(s.find("set output \"x.png\""), std::string::npos);
+  EXPECT_NE(s.find("8 100\n16 180\n"), std::string::npos) << s;  // sorted by batch
+  s = gnuplot_script("breakdown", rows, "x.svg");
+  EXPECT_NE(s.find("rowstacked"), std::string::npos);
+  EXPECT_NE(s.find("set terminal svg"), std::string::npos);
+  rows[0].set("ranks", std::int64_t{1});
+  rows[1].set("ranks", std::int64_t{2});
+  rows[1].set("batch", std::int64_t{8});  // one series: the same setting on 1 and 2 ranks
+  s = gnuplot_script("scaling", rows, "x.png");
+  EXPECT_NE(s.find("linear"), std::string::npos);
+  EXPECT_NE(s.find("2 200\n"), std::string::npos) << s;  // linear line: 2 x the 1-rank figure
+  EXPECT_THROW(gnuplot_script("ops", rows, "x.png"), UsageError);
+  EXPECT_THROW(gnuplot_script("throughput", rows, "x.pdf"), UsageError);
+}
+
+TEST_F(ReportFiles, PlotEndToEnd) {
+  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const std::string d = write("runs", {row("lenet5", 8, 100), row("lenet5", 16, 180)});
+  std::string out;
+  ASSERT_EQ(summary("--plot " + dir_ + "/t.png " + d, &out), 0) << out;
+  ASSERT_TRUE(fs::exists(dir_ + "/t.png"));
+  EXPECT_GT(fs::file_size(dir_ + "/t.png"), 1000u);
+  // gnuplot missing: a clear message and exit 1, the table still printed.
+  const std::string no_gnuplot = "env PATH=/nonexistent " + std::string(HPCNN_BUILDDIR) + "/hpcnn-summary --plot " + dir_ +
+                                 "/v.png " + d + " > " + dir_ + "/np.out 2>&1";
+  const int st = std::system(no_gnuplot.c_str());
+  EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 1);
+  std::FILE* f = std::fopen((dir_ + "/np.out").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buf[4096] = {};
+  std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  EXPECT_NE(std::string(buf).find("gnuplot"), std::string::npos) << buf;
+  EXPECT_NE(std::string(buf).find("lenet5"), std::string::npos) << buf;
+}
