@@ -177,8 +177,8 @@ def main(argv=None):
         for r in rows:
             print("  ".join(c.rjust(x) for c, x in zip(r, w)))
     print(f"# batch {args.batch}, {args.threads} threads, medians of {args.repeat} rounds of "
-          f"{args.iters} iterations; outside = iter - kernels - update; load is part of outside; "(min)": '
-          f"fastest iteration and fastest kernel sum instead of medians")
+          f"{args.iters} iterations; outside = iter - kernels - update; load is part of outside; "
+          f"(min): fastest iteration and fastest kernel sum instead of medians")
     return 0
 
 

@@ -229,3 +229,49 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, TrainingLearns, ::testing::ValuesIn([] {
                            for (const BackendInfo& b : backends()) names.push_back(b.name);
                            return names;
                          }()));
+
+class InferenceWeights : public ::testing::TestWithParam<std::string> {};
+
+// Backends may keep converted weights between inference passes; new parameters must still be used.
+TEST_P(InferenceWeights, SetParamsTakesEffectAndRepeatedPassesAgree) {
+  auto backend = make_backend(GetParam());
+  const Graph graph = build_model("resnet18-cifar", [] {
+    ModelConfig c;
+    c.input = {1, 3, 16, 16};
+    c.loss = false;
+    return c;
+  }());
+  NetworkOptions o;
+  o.batch = 2;
+  o.mode = Mode::Infer;
+  o.seed = 4;
+  SyntheticData data(graph.input_shape(), 10, 2, 8);
+  Network a(*backend, graph, o);
+  a.set_input(data.images(0), nullptr);
+  a.forward();
+  const std::vector<float> first = a.read_output(graph.output());
+  a.forward();
+  EXPECT_EQ(a.read_output(graph.output()), first) << "a repeated inference pass changed";
+  // New parameters through set_params, and through params() + params_changed().
+  NetworkOptions o2 = o;
+  o2.seed = 9;
+  Network b(*backend, graph, o2);
+  b.set_input(data.images(0), nullptr);
+  b.forward();
+  const std::vector<float> expect = b.read_output(graph.output());
+  ASSERT_NE(expect, first);
+  a.set_params(b.get_params());
+  a.forward();
+  EXPECT_EQ(a.read_output(graph.output()), expect) << "set_params ignored by a cached weight copy";
+  const std::vector<float> original = Network(*backend, graph, o).get_params();
+  backend->copy_to_device(a.params(), original.data(), original.size() * sizeof(float));
+  a.params_changed();
+  a.forward();
+  EXPECT_EQ(a.read_output(graph.output()), first) << "params_changed ignored";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, InferenceWeights, ::testing::ValuesIn([] {
+                           std::vector<std::string> names;
+                           for (const BackendInfo& b : backends()) names.push_back(b.name);
+                           return names;
+                         }()));

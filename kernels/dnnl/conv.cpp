@@ -103,7 +103,13 @@ class ConvOp final : public Op {
 
   void forward(const OpContext& x) override {
     src_ = src_in_.get(*x.src[0]);
-    const float* w = w_ = w_in_.get(x.weights, w_plain_);
+    // Weights are converted once per parameter version: every step in training, once in inference.
+    if (!w_ || x.params_version == 0 || x.params_version != w_version_ || x.weights != w_source_) {
+      w_ = w_in_.get(x.weights, w_plain_);
+      w_version_ = x.params_version;
+      w_source_ = x.weights;
+    }
+    const float* w = w_;
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
                                             {DNNL_ARG_WEIGHTS, w_m_.bind(w)},
                                             {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
@@ -147,6 +153,8 @@ class ConvOp final : public Op {
   memory::desc w_plain_;
   const float* src_ = nullptr;  // the forward's (possibly reordered) src, reused by backward
   const float* w_ = nullptr;    // the forward's (possibly reordered) weights
+  std::uint64_t w_version_ = 0;      // params_version w_ was converted at
+  const float* w_source_ = nullptr;  // the canonical weights w_ was converted from
 
   convolution_forward::primitive_desc fwd_pd_;
   convolution_forward fwd_;

@@ -131,6 +131,7 @@ void Network::init_params(std::uint64_t seed) {
 void Network::set_params(const std::vector<float>& host) {
   if (host.size() != graph_.param_count()) throw std::invalid_argument("set_params: wrong size");
   backend_.copy_to_device(params_.get(), host.data(), host.size() * sizeof(float));
+  params_changed();
 }
 
 std::vector<float> Network::get_params() {
@@ -180,9 +181,12 @@ float Network::forward() {
   const auto& nodes = graph_.nodes();
   float loss = 0.0f;
   correct_ = 0;
+  // Training updates the parameters between forward passes (outside the executor).
+  if (options_.mode == Mode::Train) params_changed();
   OpContext ctx;
   ctx.seed = options_.seed;
   ctx.step = step_;
+  ctx.params_version = params_version_;
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     const Node& node = nodes[i];
     ctx.node = static_cast<int>(i);

@@ -52,6 +52,9 @@ class Network {
   // weights with a = sqrt(5), uniform(+-1/sqrt(fan_in)) biases, BN scale 1 and shift 0).
   void init_params(std::uint64_t seed);
   void set_params(const std::vector<float>& host);
+  // Call after writing parameters through params() in an inference network: ops may hold
+  // converted copies of the weights (a training network assumes a change before every forward).
+  void params_changed() { ++params_version_; }
   std::vector<float> get_params();
   std::vector<float> get_grads();
 
@@ -87,6 +90,7 @@ class Network {
   NetworkOptions options_;
   std::shared_ptr<float> params_, grads_;
   std::uint64_t step_ = 0;
+  std::uint64_t params_version_ = 1;
   std::int64_t correct_ = 0;
   std::vector<OpProfile> profile_;
   std::unique_ptr<Impl> impl_;

@@ -31,6 +31,10 @@ struct OpContext {
   const std::int32_t* labels = nullptr;
   float* loss = nullptr;
   std::int64_t* correct = nullptr;
+  // Changes whenever the parameters may have changed (every training step, every set_params).
+  // While it stays the same an op may reuse a converted copy of its weights (e.g. oneDNN's
+  // blocked layout in inference). 0 means unknown: convert every time.
+  std::uint64_t params_version = 0;
   // Dropout masks come from (seed, node, step); step counts forward passes.
   std::uint64_t seed = 0;
   std::uint64_t step = 0;
