@@ -52,7 +52,7 @@ class ConvOp final : public Op {
     dst.layout = make_layout(fwd_pd_.dst_desc(), out);
 
     src_in_ = Converter(c, fwd_pd_.src_desc());
-    w_in_ = Converter(c, fwd_pd_.weights_desc());
+    w_in_ = WeightCache(c, fwd_pd_.weights_desc());
     w_plain_ = w_plain;
     src_m_ = Mem(*c, fwd_pd_.src_desc());
     w_m_ = Mem(*c, fwd_pd_.weights_desc());
@@ -103,13 +103,7 @@ class ConvOp final : public Op {
 
   void forward(const OpContext& x) override {
     src_ = src_in_.get(*x.src[0]);
-    // Weights are converted once per parameter version: every step in training, once in inference.
-    if (!w_ || x.params_version == 0 || x.params_version != w_version_ || x.weights != w_source_) {
-      w_ = w_in_.get(x.weights, w_plain_);
-      w_version_ = x.params_version;
-      w_source_ = x.weights;
-    }
-    const float* w = w_;
+    const float* w = w_in_.get(x.weights, w_plain_, x.params_version);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
                                             {DNNL_ARG_WEIGHTS, w_m_.bind(w)},
                                             {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
@@ -143,7 +137,7 @@ class ConvOp final : public Op {
   // The weights in the backward-data format: the forward's copy when the formats agree (the
   // weights do not change between forward and backward of one step).
   const float* bd_weights(const OpContext& x) {
-    return bd_w_in_.want() == w_in_.want() ? w_ : bd_w_in_.get(x.weights, w_plain_);
+    return bd_w_in_.want() == w_in_.want() ? w_in_.last() : bd_w_in_.get(x.weights, w_plain_);
   }
 
   ContextPtr ctx_;
@@ -152,13 +146,11 @@ class ConvOp final : public Op {
   std::size_t weight_count_ = 0;
   memory::desc w_plain_;
   const float* src_ = nullptr;  // the forward's (possibly reordered) src, reused by backward
-  const float* w_ = nullptr;    // the forward's (possibly reordered) weights
-  std::uint64_t w_version_ = 0;      // params_version w_ was converted at
-  const float* w_source_ = nullptr;  // the canonical weights w_ was converted from
 
   convolution_forward::primitive_desc fwd_pd_;
   convolution_forward fwd_;
-  Converter src_in_, w_in_;
+  Converter src_in_;
+  WeightCache w_in_;
   Mem src_m_, w_m_, b_m_, dst_m_;
 
   convolution_backward_data::primitive_desc bwd_data_pd_;

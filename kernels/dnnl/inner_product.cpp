@@ -42,7 +42,7 @@ class InnerProductOp final : public Op {
     const memory::desc w_fwd = fwd_pd_.weights_desc();
     fwd_ = inner_product_forward(fwd_pd_);
     src_in_ = Converter(c, fwd_pd_.src_desc());
-    w_in_ = Converter(c, fwd_pd_.weights_desc());
+    w_in_ = WeightCache(c, fwd_pd_.weights_desc());
     src_m_ = Mem(*c, fwd_pd_.src_desc());
     w_m_ = Mem(*c, fwd_pd_.weights_desc());
     b_m_ = Mem(*c, b_d);
@@ -83,7 +83,7 @@ class InnerProductOp final : public Op {
     src_ = src_in_.get(*x.src[0]);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src_m_.bind(src_)},
-        {DNNL_ARG_WEIGHTS, w_m_.bind(weights(x))},
+        {DNNL_ARG_WEIGHTS, w_m_.bind(w_in_.get(x.weights, w_plain_, x.params_version))},
         {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
     if (bias_) args[DNNL_ARG_BIAS] = b_m_.bind(x.weights + weight_count_);
     execute(*ctx_, fwd_, args);
@@ -106,7 +106,7 @@ class InnerProductOp final : public Op {
     execute(*ctx_, bwd_data_,
             {{DNNL_ARG_DIFF_DST, diff_dst},
              {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_w_in_.want() == w_in_.want()
-                                                ? w_
+                                                ? w_in_.last()
                                                 : bd_w_in_.get(x.weights, w_plain_))},
              {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
     bd_diff_src_out_.finish(*ds);
@@ -118,23 +118,11 @@ class InnerProductOp final : public Op {
   std::size_t weight_count_ = 0;
   memory::desc w_plain_;
   const float* src_ = nullptr;  // forward's src and weights in the primitive's formats
-  // The forward's weights, converted once per parameter version.
-  const float* weights(const OpContext& x) {
-    if (!w_ || x.params_version == 0 || x.params_version != w_version_ || x.weights != w_source_) {
-      w_ = w_in_.get(x.weights, w_plain_);
-      w_version_ = x.params_version;
-      w_source_ = x.weights;
-    }
-    return w_;
-  }
-
-  const float* w_ = nullptr;
-  std::uint64_t w_version_ = 0;
-  const float* w_source_ = nullptr;
 
   inner_product_forward::primitive_desc fwd_pd_;
   inner_product_forward fwd_;
-  Converter src_in_, w_in_;
+  Converter src_in_;
+  WeightCache w_in_;
   Mem src_m_, w_m_, b_m_, dst_m_;
 
   inner_product_backward_data::primitive_desc bd_pd_;

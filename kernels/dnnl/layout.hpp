@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -99,6 +100,31 @@ class Converter {
   memory::desc want_;
   Buffer buf_;
   std::unique_ptr<Cached> in_, out_;
+};
+
+// A layer's weights in the format its primitive wants, converted again only when the parameters
+// may have changed (OpContext::params_version; 0 = unknown, always convert): every step in
+// training, once in inference.
+class WeightCache {
+ public:
+  WeightCache() = default;
+  WeightCache(ContextPtr c, const memory::desc& want) : conv_(std::move(c), want) {}
+  const memory::desc& want() const { return conv_.want(); }
+  const float* get(const float* canonical, const memory::desc& canonical_desc, std::uint64_t version) {
+    if (!w_ || version == 0 || version != version_ || canonical != source_) {
+      w_ = conv_.get(canonical, canonical_desc);
+      version_ = version;
+      source_ = canonical;
+    }
+    return w_;
+  }
+  const float* last() const { return w_; }  // what the latest get() returned
+
+ private:
+  Converter conv_;
+  const float* w_ = nullptr;
+  std::uint64_t version_ = 0;
+  const float* source_ = nullptr;
 };
 
 // Copy or convert src (desc sd) into dst (desc dd) with a cached reorder (used by the backend's

@@ -408,13 +408,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   const double img_per_s = it.median > 0 ? images / it.median : 0.0;
   const double flops = static_cast<double>(train ? graph.flops_training_per_sample() : graph.flops_forward_per_sample());
   r.set("img_per_s", img_per_s);
-  r.set("iter_median_s", it.median);
-  r.set("iter_mean_s", it.mean);
-  r.set("iter_std_s", it.stddev);
-  r.set("iter_min_s", it.min);
-  r.set("iter_max_s", it.max);
-  r.set("iter_p5_s", it.p5);
-  r.set("iter_p95_s", it.p95);
+  set_iteration_fields(r, it);
   r.set("load_s", slowest_rank_stats(out.arrays[a_load]).median);
   r.set("forward_s", slowest_rank_stats(out.arrays[a_fwd]).median);
   r.set("backward_s", slowest_rank_stats(out.arrays[a_bwd]).median);

@@ -29,4 +29,14 @@ std::vector<double> max_over_ranks(const Array& a) {
 
 Stats slowest_rank_stats(const Array& a) { return compute_stats(max_over_ranks(a)); }
 
+void set_iteration_fields(Record& r, const Stats& it) {
+  r.set("iter_median_s", it.median);
+  r.set("iter_mean_s", it.mean);
+  r.set("iter_std_s", it.stddev);
+  r.set("iter_min_s", it.min);
+  r.set("iter_max_s", it.max);
+  r.set("iter_p5_s", it.p5);
+  r.set("iter_p95_s", it.p95);
+}
+
 }  // namespace hpcnn

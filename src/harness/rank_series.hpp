@@ -22,4 +22,7 @@ std::vector<double> max_over_ranks(const Array& a);
 // Statistics of max_over_ranks(a).
 Stats slowest_rank_stats(const Array& a);
 
+// iter_median_s, iter_mean_s, iter_std_s, iter_min_s, iter_max_s, iter_p5_s, iter_p95_s.
+void set_iteration_fields(Record& r, const Stats& it);
+
 }  // namespace hpcnn

@@ -336,13 +336,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   const Stats it = slowest_rank_stats(out.arrays[0]);
   const double img_per_s = it.median > 0 ? global_batch / it.median : 0.0;
   r.set("img_per_s", img_per_s);
-  r.set("iter_median_s", it.median);
-  r.set("iter_mean_s", it.mean);
-  r.set("iter_std_s", it.stddev);
-  r.set("iter_min_s", it.min);
-  r.set("iter_max_s", it.max);
-  r.set("iter_p5_s", it.p5);
-  r.set("iter_p95_s", it.p95);
+  set_iteration_fields(r, it);
   r.set("load_s", slowest_rank_stats(out.arrays[2]).median);
   r.set("forward_s", slowest_rank_stats(out.arrays[3]).median);
   r.set("backward_s", slowest_rank_stats(out.arrays[4]).median);
