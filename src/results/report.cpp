@@ -251,7 +251,9 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
     for (const Record& r : rows) {
       if (!r.number("forward_s")) continue;
       ++n;
-      std::string label = r.text("model") + "/" + r.text("backend") + "/b" + r.text("batch");
+      std::string label = r.text("model");
+      if (!r.text("mode").empty()) label.append(" ").append(r.text("mode"));
+      label.append("/").append(r.text("backend")).append("/b").append(r.text("batch"));
       if (r.number("ranks") && *r.number("ranks") > 1) label += "/r" + r.text("ranks");
       s << quoted(label);
       for (const char* p : phases) s << " " << r.number(p).value_or(0.0);
