@@ -11,16 +11,8 @@
 # common.sh for HPCNN_BIN, HPCNN_LAUNCH and OUT.
 #   LIBS=openblas,eigen,dnnl ITERS=200 BATCH=64 MODEL=lenet5 jobscripts/e10_blas_libraries.sh
 set -euo pipefail
-# One process that may use every core of the node: the libraries' threads must not be confined to
-# the one core a launcher binds a single rank to by default (that would also change the
-# libraries' "default" thread count, which they derive from the CPUs they may use).
-if [ -z "${HPCNN_LAUNCH+set}" ]; then
-  if [ -n "${SLURM_JOB_ID:-}" ]; then
-    HPCNN_LAUNCH="srun --ntasks=1 --cpus-per-task=${SLURM_CPUS_ON_NODE:-1} --cpu-bind=none"
-  else
-    HPCNN_LAUNCH="mpirun -np 1 --bind-to none"
-  fi
-fi
+# One unbound process that may use every core (see HPCNN_WHOLE_NODE in common.sh).
+HPCNN_WHOLE_NODE=1
 source "$(dirname "$0")/common.sh"
 OUT=${OUT:-results/e10}
 LIBS=${LIBS:-$("$HPCNN_BIN/hpcnn-blas" --list | awk '/^backends:/{b=1;next} /^[^ ]/{b=0} b && $1!="reference"{print $1}' | paste -sd, -)}

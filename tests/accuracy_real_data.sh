@@ -7,17 +7,12 @@
 #  3. --repeat 2 gives two points with seeds 1 and 2; --preset fills in the framework's settings;
 #  4. two MPI ranks train on the shards of the same subset;
 #  5. bad --data values: one-line errors, exit 2.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 data=/usr/share/datasets/fashion-mnist
 [ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"; exit 77; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
 backend=reference
 ./hpcnn-train --list | grep -q '^  dnnl ' && backend=dnnl
 common=(--data fashion-mnist --model lenet5 --backend "$backend" --threads 1 --image-size 32 --quiet)
-run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
 # Field $2 (by header name) of CSV line $3 of text $1.
 col() { awk -F, -v name="$2" -v line="$3" 'NR==1 {for (i = 1; i <= NF; i++) if ($i == name) c = i} NR==line {print $c}' <<<"$1"; }
 

@@ -3,12 +3,7 @@
 # hpcnn-summary read, with the scaling and allreduce columns; the allreduce check failing on a
 # damaged element (exit 1, wrong > 0); bad input (exit 2, one line); and a rank that dies mid-run
 # ending the whole job with an error within 60 s instead of hanging.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 MPI="timeout 120 mpirun --oversubscribe"
 small="--model lenet5 --backend reference --batch 4 --iters 4 --warmup 1 --quiet"
 

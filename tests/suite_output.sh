@@ -2,12 +2,7 @@
 # End to end: hpcnn-train and hpcnn-infer write one complete HDF5 file per invocation, alone and
 # under mpirun -np 2; h5dump reads it; hpcnn-summary prints the CSV columns; the stored images/s
 # equals batch x ranks / median of the per-iteration max over ranks (recomputed by check_result).
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 5 --warmup 2 --output "$out/single" --quiet
 run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --threads 1 --iters 5 --warmup 2 --output "$out/single" --quiet

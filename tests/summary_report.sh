@@ -4,12 +4,7 @@
 # phases adding up to each iteration within 2%, repeat spread and 95% interval, memory, profile);
 # every hpcnn-summary table comes out of them; a point that fails is recorded as failed while the
 # sweep goes on (exit 1); no progress line when stderr is not a terminal.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
 run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --repeat 2 --profile ops --output "$out/two" --quiet
