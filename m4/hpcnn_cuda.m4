@@ -37,6 +37,17 @@ AS_IF([test "$hpcnn_CUDA_want" != no], [
   ])
 ])
 : ${NVCCFLAGS="-O3 -std=c++20"}
+AC_ARG_VAR([CUDA_ARCH], [GPU compute capabilities to build for, without dots (default: "80 90"; PTX of the last is embedded too)])
+: ${CUDA_ARCH="80 90"}
+NVCC_ARCHFLAGS=
+hpcnn_last_arch=
+for hpcnn_a in $CUDA_ARCH; do
+  NVCC_ARCHFLAGS="$NVCC_ARCHFLAGS -gencode arch=compute_$hpcnn_a,code=sm_$hpcnn_a"
+  hpcnn_last_arch=$hpcnn_a
+done
+AS_IF([test -n "$hpcnn_last_arch"],
+  [NVCC_ARCHFLAGS="$NVCC_ARCHFLAGS -gencode arch=compute_$hpcnn_last_arch,code=compute_$hpcnn_last_arch"])
+AC_SUBST([NVCC_ARCHFLAGS])
 HPCNN_DEP_DONE([CUDA], [CUDA], [cuda_runtime.h, cublas_v2.h, libcudart and libcublas],
   [NVIDIA CUDA toolkit])
 AC_SUBST([CUDA_HOME])

@@ -40,6 +40,21 @@ class Timer {
 
 using LibraryVersions = std::vector<std::pair<std::string, std::string>>;
 
+// Numerics and algorithm settings of a backend (hpcnn-train/-infer options). CPU backends run fp32
+// only and reject anything else with UsageError.
+enum class Precision { Fp32, Tf32, Bf16 };
+const char* precision_name(Precision p);  // "fp32", "tf32", "bf16"
+struct BackendSettings {
+  // fp32: plain FP32 arithmetic (no tensor-core TF32). tf32: FP32 storage, TF32 tensor-core math
+  // in convolutions and matrix products. bf16: BF16 activations and math with FP32 master weights,
+  // gradients and optimizer (no loss scaling needed: BF16 has FP32's exponent range).
+  Precision precision = Precision::Fp32;
+  // GPU: time every cuDNN algorithm once per shape and keep the fastest (instead of heuristics).
+  bool cudnn_benchmark = false;
+  // GPU activation layout: "auto" (NHWC with tensor-core math, NCHW for strict fp32), "nchw", "nhwc".
+  std::string layout = "auto";
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -83,6 +98,22 @@ class Backend {
   virtual LibraryVersions versions() const = 0;
   // High-water mark of device memory in bytes (0 on CPU backends, whose memory is the RSS).
   virtual std::size_t peak_device_bytes() const { return 0; }
+
+  // ---- settings and GPU specifics ----
+  // Called once, before any make_op. The default accepts only the defaults (CPU backends).
+  virtual void configure(const BackendSettings& settings);
+  // GPU backends: the device this backend runs on (-1 on a CPU) and its stream (a cudaStream_t),
+  // so that an exchange can order its communication after the kernels that produce gradients.
+  virtual int device() const { return -1; }
+  virtual void* stream() const { return nullptr; }
+  // Page-locks host memory that is copied to the device every iteration (the synthetic batches),
+  // so the copy runs at full bus speed; no-op on CPU backends. unpin_host before freeing it.
+  virtual void pin_host(void* /*p*/, std::size_t /*bytes*/) {}
+  virtual void unpin_host(void* /*p*/) {}
+  // Device memory in use now by anyone (cudaMemGetInfo: total - free), 0 on CPU backends.
+  virtual std::size_t device_used_bytes() const { return 0; }
+  // Energy the device has used since some fixed point, in joules (NVML), or < 0 when unknown.
+  virtual double device_energy_joules() const { return -1.0; }
 };
 
 // ---- registry ----

@@ -44,3 +44,24 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 }
 
 }  // namespace hpcnn
+
+namespace hpcnn {
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Bf16: return "bf16";
+  }
+  return "?";
+}
+
+void Backend::configure(const BackendSettings& s) {
+  if (s.precision != Precision::Fp32)
+    throw UsageError("--precision " + std::string(precision_name(s.precision)) + ": backend '" + name() +
+                     "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
+  if (s.cudnn_benchmark) throw UsageError("--cudnn-benchmark: backend '" + name() + "' is not cuda");
+  if (s.layout != "auto") throw UsageError("--layout " + s.layout + ": backend '" + name() + "' has no layout choice");
+}
+
+}  // namespace hpcnn
