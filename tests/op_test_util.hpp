@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -33,6 +34,17 @@ namespace hpcnn::test {
 // ---------------------------------------------------------------------------------------------
 
 // n values uniform in [lo, hi), a pure function of (seed, stream).
+// Rounds every value to the nearest BF16 (round to nearest even), kept as float.
+inline void round_to_bf16(std::vector<float>& v) {
+  for (float& x : v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    bits &= 0xffff0000u;
+    std::memcpy(&x, &bits, sizeof bits);
+  }
+}
+
 inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float lo = -1.0f,
                                         float hi = 1.0f, std::uint64_t stream = 0) {
   Rng rng(seed, stream);

@@ -12,6 +12,7 @@
 #include "engine/models.hpp"
 #include "engine/network.hpp"
 #include "harness/synthetic_data.hpp"
+#include "backend_selection.hpp"
 
 using namespace hpcnn;
 
@@ -32,9 +33,19 @@ double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
 
 std::vector<std::string> non_reference_backends() {
   std::vector<std::string> out;
-  for (const BackendInfo& b : backends())
-    if (b.name != "reference") out.push_back(b.name);
+  for (const test::BackendVariant& v : test::variants_under_test()) out.push_back(v.name);
   return out;
+}
+
+std::vector<std::string> all_backends() {
+  std::vector<std::string> out;
+  for (const test::BackendVariant& v : test::variants_under_test(true)) out.push_back(v.name);
+  return out;
+}
+
+// A backend by variant name ("reference", "dnnl", "cuda_bf16", ...).
+std::unique_ptr<Backend> make_test_backend(const std::string& name) {
+  return test::make_variant(test::find_variant(name));
 }
 
 struct ModelCase {
@@ -56,7 +67,7 @@ TEST_P(ModelVsReference, ForwardAndBackwardMatch) {
   const int batch = 4;
   SyntheticData data(cfg.input, cfg.classes, batch, 11);
   auto run = [&](const std::string& name, std::vector<float>& logits, std::vector<float>& grads) {
-    auto backend = make_backend(name);
+    auto backend = make_test_backend(name);
     NetworkOptions o;
     o.batch = batch;
     o.seed = 5;
@@ -93,7 +104,9 @@ TEST_P(ModelVsReference, ForwardAndBackwardMatch) {
   // (measured: 2 of 32768 inputs of resnet50's last ReLU, giving 2.4e-2); the integration errors
   // this test exists for (layouts, gradient accumulation, parameter offsets) give errors of order 1.
   // Every layer is compared element by element in test_backends.
-  const double tol = 1e-3, grad_tol = 5e-2, param_tol = 1e-1;
+  // TF32 / BF16 variants multiply these by their stated model_factor (backend_selection.cpp).
+  const double f = test::find_variant(backend_name).model_factor;
+  const double tol = 1e-3 * f, grad_tol = std::min(5e-2 * f, 0.5), param_tol = std::min(1e-1 * f, 0.8);
   const double e_logits = rel_error(logits, ref_logits), e_grads = rel_error(grads, ref_grads);
   std::printf("[ rule ] %s %s: ||x - ref||2 / ||ref||2: logits %.2e <= %.0e, gradients %.2e <= %.0e;"
               " loss %.6f vs %.6f\n", backend_name.c_str(), mc.model.c_str(), e_logits, tol, e_grads,
@@ -195,7 +208,7 @@ class TrainingLearns : public ::testing::TestWithParam<std::string> {};
 // lenet5 on the learnable synthetic task: SGD lr 0.01, momentum 0.9, batch 32, 100 steps over 8
 // fixed batches must lower the mean loss of the last 5 steps below 1/4 of the first 5.
 TEST_P(TrainingLearns, Lenet5LossDropsByFactorFour) {
-  auto backend = make_backend(GetParam());
+  auto backend = make_test_backend(GetParam());
   ModelConfig cfg;
   const Graph graph = build_model("lenet5", cfg);
   NetworkOptions o;
@@ -224,17 +237,13 @@ TEST_P(TrainingLearns, Lenet5LossDropsByFactorFour) {
   EXPECT_LT(last, first / 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllBackends, TrainingLearns, ::testing::ValuesIn([] {
-                           std::vector<std::string> names;
-                           for (const BackendInfo& b : backends()) names.push_back(b.name);
-                           return names;
-                         }()));
+INSTANTIATE_TEST_SUITE_P(AllBackends, TrainingLearns, ::testing::ValuesIn(all_backends()));
 
 class InferenceWeights : public ::testing::TestWithParam<std::string> {};
 
 // Backends may keep converted weights between inference passes; new parameters must still be used.
 TEST_P(InferenceWeights, SetParamsTakesEffectAndRepeatedPassesAgree) {
-  auto backend = make_backend(GetParam());
+  auto backend = make_test_backend(GetParam());
   const Graph graph = build_model("resnet18-cifar", [] {
     ModelConfig c;
     c.input = {1, 3, 16, 16};
@@ -270,8 +279,4 @@ TEST_P(InferenceWeights, SetParamsTakesEffectAndRepeatedPassesAgree) {
   EXPECT_EQ(a.read_output(graph.output()), first) << "params_changed ignored";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllBackends, InferenceWeights, ::testing::ValuesIn([] {
-                           std::vector<std::string> names;
-                           for (const BackendInfo& b : backends()) names.push_back(b.name);
-                           return names;
-                         }()));
+INSTANTIATE_TEST_SUITE_P(AllBackends, InferenceWeights, ::testing::ValuesIn(all_backends()));

@@ -118,9 +118,15 @@ class Backend {
 
 // ---- registry ----
 struct BackendInfo {
+  BackendInfo(std::string n, std::string d, std::function<std::unique_ptr<Backend>()> c, bool g = false,
+              std::function<std::string()> u = {})
+      : name(std::move(n)), description(std::move(d)), create(std::move(c)), gpu(g), unavailable(std::move(u)) {}
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Backend>()> create;
+  bool gpu = false;  // needs a GPU at run time (tests select these with --gpu)
+  // Why create() would fail on this machine ("no CUDA device ..."), or empty; never throws.
+  std::function<std::string()> unavailable;
 };
 
 void register_backend(BackendInfo info);

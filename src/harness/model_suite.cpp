@@ -38,6 +38,13 @@ std::vector<OptionSpec> model_options(Mode mode) {
       {"image-size", OptType::Int, false, "", "N",
        "input height and width (default: the data set's, or the model's native size)", {}, 1, 4096},
       {"act", OptType::Choice, true, "relu", "LIST", "activation of lenet5", "relu|tanh"},
+      {"precision", OptType::Choice, true, "fp32", "LIST",
+       "arithmetic (GPU backends): fp32, tf32 (tensor-core TF32 in conv/gemm), bf16 (BF16 activations, FP32 master "
+       "weights); CPU backends run fp32 only",
+       "fp32|tf32|bf16"},
+      {"cudnn-benchmark", OptType::Flag, false, "", "", "cuda: choose cuDNN algorithms by timing them (else heuristics)"},
+      {"layout", OptType::Choice, false, "auto", "NAME",
+       "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
   };
   if (mode == Mode::Train) {
     specs.push_back({"optimizer", OptType::Choice, true, "sgd", "LIST", "optimizer", "sgd|adam"});
@@ -108,6 +115,10 @@ ModelPoint model_point(const Options& o, const SweepPoint& p) {
   mp.classes = ds.classes;
   mp.batch = static_cast<int>(p.integer("batch"));
   mp.threads = static_cast<int>(p.integer("threads"));
+  const std::string precision = p.str("precision");
+  mp.settings.precision = precision == "bf16" ? Precision::Bf16 : precision == "tf32" ? Precision::Tf32 : Precision::Fp32;
+  mp.settings.cudnn_benchmark = o.flag("cudnn-benchmark");
+  mp.settings.layout = o.str("layout");
   return mp;
 }
 
@@ -122,6 +133,7 @@ Graph build_point_graph(const ModelPoint& mp, const SweepPoint& p, bool with_los
 
 std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries) {
   std::unique_ptr<Backend> backend = make_backend(mp.backend);
+  backend->configure(mp.settings);
   backend->set_threads(mp.threads);
   for (const auto& lib : backend->versions()) {
     bool seen = false;
@@ -155,6 +167,33 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("iters", o.integer("iters"));
   r.set("warmup", o.integer("warmup"));
   r.set("seed", o.integer("seed"));
+  r.set("precision", std::string(precision_name(mp.settings.precision)));
+  r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
+  r.set("layout", mp.settings.layout);
+}
+
+void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& e, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int gpu = backend.is_gpu() ? 1 : 0, any = 0;
+  MPI_Allreduce(&gpu, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (!any) return;
+  const double mine[2] = {static_cast<double>(backend.peak_device_bytes()) / (1 << 20),
+                          static_cast<double>(backend.device_used_bytes()) / (1 << 20)};
+  double most[2] = {0, 0};
+  MPI_Reduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+  // Energy: every rank's own GPU; -1 from any rank means unknown for the job.
+  const bool known = e.start_j >= 0 && e.end_j >= e.start_j;
+  const double joules[2] = {known ? e.end_j - e.start_j : 0.0, known ? 0.0 : 1.0};
+  double sum[2] = {0, 0};
+  MPI_Reduce(joules, sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
+  if (rank != 0) return;
+  r.set("gpu_peak_mib", most[0]);
+  r.set("gpu_used_mib", most[1]);
+  if (sum[1] > 0 || e.seconds <= 0) return;
+  r.set("gpu_energy_j", sum[0]);
+  if (e.images > 0) r.set("joules_per_image", sum[0] / e.images);
+  r.set("gpu_power_w", sum[0] / e.seconds);
 }
 
 std::vector<OptionSpec> measurement_options() {
@@ -184,10 +223,35 @@ struct RankTimes {
   std::vector<double> iter, warmup, load, forward, backward, comm_wait, update, rss;
   double phase_gap_max = 0;  // max |iter - sum(phases)| / iter
   std::vector<UsageReport> cpu;  // one per unprofiled pass
+  // GPU energy over the timed iterations of the unprofiled passes (joules; < 0: unknown).
+  double energy_j = 0, energy_s = 0;
   // --profile ops: the profiled pass.
   std::vector<double> profiled_iter;
   std::vector<std::string> op_kinds;
   std::vector<double> op_seconds, op_calls, op_flops, op_bytes;  // [kind], summed over the pass
+};
+
+// Page-locks the synthetic batches for the lifetime of a pass, so a GPU backend copies them at full
+// bus speed (what a real input pipeline with pinned buffers does). No-op on CPU backends.
+class PinnedBatches {
+ public:
+  PinnedBatches(Backend& backend, const SyntheticData& data, const ModelPoint& mp) : backend_(backend) {
+    const std::size_t bytes = mp.sample.per_sample() * static_cast<std::size_t>(mp.batch) * sizeof(float);
+    for (int k = 0; k < data.batches(); ++k) {
+      void* p = const_cast<float*>(data.images(k));
+      backend_.pin_host(p, bytes);
+      pinned_.push_back(p);
+    }
+  }
+  ~PinnedBatches() {
+    for (void* p : pinned_) backend_.unpin_host(p);
+  }
+  PinnedBatches(const PinnedBatches&) = delete;
+  PinnedBatches& operator=(const PinnedBatches&) = delete;
+
+ private:
+  Backend& backend_;
+  std::vector<void*> pinned_;
 };
 
 // Everything one pass over a point needs on this rank.
@@ -217,6 +281,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
   std::unique_ptr<Network> net;
   std::unique_ptr<SyntheticData> data;
   std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<PinnedBatches> pinned;
   try {
     NetworkOptions nopt;
     nopt.batch = run.mp.batch;
@@ -227,6 +292,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
     // Each rank sees different data (as data-parallel training would), generated before timing.
     data = std::make_unique<SyntheticData>(run.mp.sample, run.mp.classes, run.mp.batch,
                                            seed + 7919ull * static_cast<std::uint64_t>(rank));
+    pinned = std::make_unique<PinnedBatches>(run.backend, *data, run.mp);
     if (train)
       optimizer = std::make_unique<Optimizer>(run.backend, net->param_count(), optimizer_settings(run.o, run.p));
   } catch (const std::exception& e) {
@@ -234,6 +300,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
   }
   std::unique_ptr<UsageMonitor> usage;  // CPU and sampled memory over the timed iterations
   double update_s = 0;  // profiled pass: optimizer time, its own entry "weights_update"
+  double energy_start = -1, timed_s = 0;  // GPU energy counter at the first timed iteration
   const long total = warmup + iters;
   for (int k = 0; k < total; ++k) {
     if (size > 1) {
@@ -246,7 +313,10 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
     if (k == warmup) {
       if (profiled) net->reset_profile();
       update_s = 0;
-      if (!profiled) usage = std::make_unique<UsageMonitor>();
+      if (!profiled) {
+        usage = std::make_unique<UsageMonitor>();
+        energy_start = run.backend.device_energy_joules();
+      }
     }
     try {
       const auto t0 = Clock::now();
@@ -283,6 +353,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
       const double phases[5] = {seconds_between(t0, t1), seconds_between(t1, t2), seconds_between(t2, t3),
                                 seconds_between(t3, t4), seconds_between(t4, t5)};
       t.iter.push_back(it);
+      timed_s += it;
       t.load.push_back(phases[0]);
       t.forward.push_back(phases[1]);
       t.backward.push_back(phases[2]);
@@ -298,6 +369,10 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
   if (!error.empty()) return error;
   if (!profiled) {
     if (usage) t.cpu.push_back(usage->stop());
+    const double energy_end = run.backend.device_energy_joules();
+    if (energy_start < 0 || energy_end < energy_start || t.energy_j < 0) t.energy_j = -1;
+    else t.energy_j += energy_end - energy_start;
+    t.energy_s += timed_s;
     return {};
   }
   // Sum the profile by operator kind: forward kinds in forward order, then backward kinds in
@@ -397,6 +472,12 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
     std::vector<double> per_iter(t.op_seconds.size());
     for (std::size_t i = 0; i < per_iter.size(); ++i) per_iter[i] = t.op_seconds[i] / static_cast<double>(iters);
     add("op_time_s", "s", per_iter);  // [ranks][kinds], seconds per iteration
+  }
+  {
+    GpuEnergy e;
+    if (t.energy_j >= 0) e = {0.0, t.energy_j, t.energy_s, double(mp.batch) * double(iters) * double(repeats) * size};
+    e.seconds = t.energy_s;
+    set_gpu_fields(out.record, *backend, e, comm);  // collective
   }
   if (rank != 0) return out;  // only rank 0 holds the gathered series and writes the record
 

@@ -30,8 +30,8 @@ struct ModelSuite {
 int run_model_suite(const ModelSuite& suite, int argc, char** argv);
 
 // ---- shared pieces ----
-// model, backend, dataset, batch, threads, image-size, act; with Train also optimizer, lr,
-// momentum, weight-decay.
+// model, backend, dataset, batch, threads, image-size, act, precision, cudnn-benchmark, layout;
+// with Train also optimizer, lr, momentum, weight-decay.
 std::vector<OptionSpec> model_options(Mode mode);
 // iters, warmup, seed.
 std::vector<OptionSpec> timing_options();
@@ -51,15 +51,17 @@ struct ModelPoint {
   int classes = 10;
   int batch = 1;
   int threads = 0;  // 0: the library's default
+  BackendSettings settings;  // --precision, --cudnn-benchmark, --layout
 };
 ModelPoint model_point(const Options& options, const SweepPoint& point);
 Graph build_point_graph(const ModelPoint& mp, const SweepPoint& point, bool with_loss);
-// The backend with its threads set; adds its library versions to `libraries`.
+// The backend configured (settings) and with its threads set; adds its library versions to
+// `libraries`.
 std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries);
 OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& point);
 
 // suite, model, backend, dataset, batch, threads (read back), ranks, image_size, classes,
-// params, iters, warmup, seed.
+// params, iters, warmup, seed, precision, cudnn_benchmark, layout.
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
                       const Graph& graph, const Options& options, int ranks);
 
@@ -67,6 +69,14 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
 // --sweep model wraps it with its own CPU and memory sampling). `options` must hold
 // model_options(mode), timing_options() and measurement_options(). Collective over comm; the
 // record is complete on rank 0 only.
+// GPU figures of a finished run (gpu_peak_mib, gpu_used_mib; with NVML gpu_energy_j,
+// joules_per_image, gpu_power_w from the energy used over `seconds` for `images`). Collective over
+// comm (max or sum over ranks); sets the fields on rank 0. Nothing for CPU backends.
+struct GpuEnergy {
+  double start_j = -1, end_j = -1, seconds = 0, images = 0;
+};
+void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& energy, MPI_Comm comm);
+
 ResultPoint run_model_point(const ModelSuite& suite, const Options& options, const SweepPoint& point,
                             MPI_Comm comm, LibraryVersions& libraries);
 

@@ -153,6 +153,15 @@ const std::vector<Field>& fields() {
       {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured FP32 FMA peak with min(threads, CPUs) threads (harness/fp32_peak.hpp)"},
       {"peak_fraction",   F, "",         "%.3f",   "gflops / peak_gflops"},
       {"gemm_check_error", F, "",        "%.3g",   "largest |c - ref| / sum|a b| over 64 sampled SGEMM entries (double reference); above 2 k 2^-24 fails the point"},
+      // GPU points (issue 7)
+      {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)"},
+      {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics"},
+      {"layout",          S, "",         "%s",     "activation layout asked for: auto | nchw | nhwc (GPU backends; the one used is in provenance cuda_layout)"},
+      {"gpu_peak_mib",    F, "MiB",      "%.1f",   "peak device memory of the backend's allocator (activations, weights, workspace), largest over ranks"},
+      {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use by all of the GPU at the end of the timed run (cudaMemGetInfo), largest over ranks"},
+      {"gpu_energy_j",    F, "J",        "%.1f",   "GPU energy over the timed iterations (NVML), summed over ranks; absent without NVML"},
+      {"joules_per_image", F, "J",       "%.4g",   "gpu_energy_j / images processed in the timed iterations"},
+      {"gpu_power_w",     F, "W",        "%.1f",   "mean GPU power over the timed iterations, summed over ranks"},
   };
   return table;
 }

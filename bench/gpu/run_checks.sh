@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench/gpu/run_checks.sh BUILD OUT [tests|bench|all] -- the GPU verification of issue 7, in one
+# command for a lent GPU machine (see bench/gpu/runtime_env.sh for the MPI/HDF5 run time there).
+#   tests : the GPU variants of the backend and network tests (tests/test_* --gpu), and a short
+#           hpcnn-train / hpcnn-infer smoke run in every precision
+#   bench : E1/E3 side by side with PyTorch (bench/gpu_vs_pytorch.py), GPU memory vs batch (E2)
+#   all   : both
+# BUILD holds the executables and tests/ of a build configured with CUDA; OUT receives the logs.
+# Assumes the MPI run time is already in the environment (source bench/gpu/runtime_env.sh first).
+set -uo pipefail
+build=${1:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
+out=${2:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
+what=${3:-all}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mkdir -p "$out"
+step() { echo "=== $* ($(date +%T))"; }
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  step "GPU"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv
+  step "test_backends --gpu"
+  timeout "${HPCNN_TEST_SECONDS:-200}" "$build/tests/test_backends" --gpu --gtest_brief=1 > "$out/test_backends_gpu.txt" 2>&1
+  echo "exit $?"; grep -E "FAILED|PASSED|SKIPPED:" "$out/test_backends_gpu.txt" | tail -40
+  step "test_network --gpu"
+  timeout "${HPCNN_TEST_SECONDS:-200}" "$build/tests/test_network" --gpu > "$out/test_network_gpu.txt" 2>&1
+  echo "exit $?"; grep -E "\[ rule \]|FAILED|PASSED|SKIPPED:" "$out/test_network_gpu.txt" | tail -60
+  step "smoke: hpcnn-train / hpcnn-infer resnet50 imagenet batch 64, every precision"
+  for p in fp32 tf32 bf16; do
+    for s in train infer; do
+      "$build/hpcnn-$s" --backend cuda --model resnet50 --dataset imagenet --batch 64 --precision $p \
+        --iters 10 --warmup 5 --quiet --output "$out/smoke" 2>&1 | tail -2
+    done
+  done
+  step "smoke: --cudnn-benchmark (bf16 train, fp32 infer)"
+  "$build/hpcnn-train" --backend cuda --model resnet50 --dataset imagenet --batch 64 --precision bf16 \
+    --cudnn-benchmark --iters 10 --warmup 5 --quiet --output "$out/smoke" 2>&1 | tail -2
+  "$build/hpcnn-infer" --backend cuda --model resnet50 --dataset imagenet --batch 64 --precision fp32 \
+    --cudnn-benchmark --iters 10 --warmup 5 --quiet --output "$out/smoke" 2>&1 | tail -2
+  "$build/hpcnn-summary" "$out/smoke" --columns model,mode,precision,cudnn_benchmark,batch,img_per_s,iter_median_s,gpu_peak_mib,joules_per_image 2>&1
+fi
+
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  step "E1/E3 vs PyTorch"
+  python3 "$here/../gpu_vs_pytorch.py" --hpcnn-build "$build" --markdown --csv "$out/gpu_vs_pytorch.csv" \
+    --time-limit "${HPCNN_BENCH_SECONDS:-420}" ${HPCNN_BENCH_ARGS:-} 2>&1 | tee "$out/gpu_vs_pytorch.txt"
+fi
+step "done"

@@ -1,0 +1,232 @@
+// Convolution through cuDNN: forward, backward data and backward filter, algorithms chosen by
+// cuDNN's heuristics (the first that fits the workspace limit) or, with --cudnn-benchmark, by
+// timing every algorithm on the real buffers at the first call. The activations are in the
+// backend's layout; weights are converted from the canonical FP32 OIHW to OHWI and/or BF16 once
+// per parameter version when the layout asks for it.
+#include <array>
+#include <string>
+
+#include "engine/errors.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/kernels.hpp"
+#include "kernels/cuda/ops.hpp"
+
+namespace hpcnn::cuda {
+
+const void* WeightCopy::update(Context& c, const float* canonical, std::uint64_t version,
+                               void (*convert)(Context&, const float*, void*, const void*), const void* arg,
+                               std::size_t bytes) {
+  if (!buf_) buf_ = c.alloc(bytes);
+  if (version == 0 || version != version_ || canonical != source_) {
+    convert(c, canonical, buf_.get(), arg);
+    version_ = version;
+    source_ = canonical;
+  }
+  return buf_.get();
+}
+
+namespace {
+
+struct FilterDesc {
+  FilterDesc(const Layout& l, int o, int i, int kh, int kw) {
+    check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
+    check_cudnn(cudnnSetFilter4dDescriptor(d, l.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT,
+                                           l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, o, i, kh, kw),
+                "cudnnSetFilter4dDescriptor");
+  }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  cudnnFilterDescriptor_t d = nullptr;
+};
+
+struct ConvDesc {
+  ConvDesc(const OpAttr& a, cudnnMathType_t math) {
+    check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+    check_cudnn(cudnnSetConvolution2dDescriptor(d, a.ph, a.pw, a.sh, a.sw, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT),
+                "cudnnSetConvolution2dDescriptor");
+    check_cudnn(cudnnSetConvolutionMathType(d, math), "cudnnSetConvolutionMathType");
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  cudnnConvolutionDescriptor_t d = nullptr;
+};
+
+// The first usable entry of a perf list (sorted fastest first by cuDNN), within the workspace limit.
+template <typename Perf>
+Perf pick(const Perf* perf, int count, std::size_t limit, const std::string& what) {
+  for (int k = 0; k < count; ++k)
+    if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].memory <= limit) return perf[k];
+  throw RuntimeError("cuDNN: no " + what + " algorithm fits " + std::to_string(limit >> 20) + " MiB of workspace");
+}
+
+struct WeightArgs {
+  Layout l;
+  int o, i, kh, kw;
+};
+
+void convert_weights(Context& c, const float* src, void* dst, const void* arg) {
+  const auto* a = static_cast<const WeightArgs*>(arg);
+  weights_to(src, dst, {a->l.nhwc, a->l.bf16}, a->o, a->i, a->kh, a->kw, c.stream);
+}
+
+class ConvOp final : public Op {
+ public:
+  ConvOp(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst)
+      : c_(c), name_(node.name), attr_(node.attr), in_(src[0]->shape),
+        out_{in_.n, node.out.c, node.out.h, node.out.w},
+        l_{c->act_nhwc, c->act_bf16},
+        wargs_{l_, node.out.c, in_.c, node.attr.kh, node.attr.kw},
+        x_desc_(in_, l_), y_desc_(out_, l_), w_desc_(l_, wargs_.o, wargs_.i, wargs_.kh, wargs_.kw),
+        fwd_(attr_, c->conv_math), bwd_data_(attr_, c->conv_math), bwd_filter_(attr_, c->conv_math) {
+    dst.shape = out_;
+    dst.layout = make_layout(out_, l_.nhwc, l_.bf16);
+    weight_count_ = std::size_t(wargs_.o) * wargs_.i * wargs_.kh * wargs_.kw;
+    converted_ = l_.nhwc || l_.bf16;
+    if (!c->settings.cudnn_benchmark) choose_by_heuristics(mode);
+  }
+
+  void forward(const OpContext& ctx) override {
+    Context& c = *c_;
+    const void* x = as_layout(c, *ctx.src[0], l_, 0);
+    const void* w = weights(ctx);
+    if (!chosen_fwd_) benchmark_forward(x, w, ctx.dst->data);
+    static const float one = 1.0f, zero = 0.0f;
+    check_cudnn(cudnnConvolutionForward(c.cudnn, &one, x_desc_.d, x, w_desc_.d, w, fwd_.d, fwd_algo_,
+                                        c.workspace(fwd_ws_), fwd_ws_, &zero, y_desc_.d, ctx.dst->data),
+                "cudnnConvolutionForward");
+    if (attr_.bias) bias_forward(out_, {l_.nhwc, l_.bf16}, ctx.dst->data, ctx.weights + weight_count_, c.stream);
+  }
+
+  void backward(const OpContext& ctx) override {
+    Context& c = *c_;
+    static const float one = 1.0f, zero = 0.0f;
+    const void* dy = as_layout(c, *ctx.diff_dst, l_, 1);
+    const void* x = as_layout(c, *ctx.src[0], l_, 0);
+    const void* w = converted_ ? wcopy_.get() : ctx.weights;
+    Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
+    void* dw = converted_ ? dw_buf() : ctx.diff_weights;
+    void* dx = nullptr;
+    if (dx_t) dx = same_memory(in_, l_, layout_of(*dx_t)) ? dx_t->data : c.scratch(2, in_.count() * elem_bytes(l_));
+    if (!chosen_bwd_) benchmark_backward(x, dy, w, dw, dx);
+    check_cudnn(cudnnConvolutionBackwardFilter(c.cudnn, &one, x_desc_.d, x, y_desc_.d, dy, bwd_filter_.d,
+                                               bwd_filter_algo_, c.workspace(bwd_filter_ws_), bwd_filter_ws_, &zero,
+                                               w_desc_.d, dw),
+                "cudnnConvolutionBackwardFilter");
+    if (converted_)
+      weights_from(dw, {l_.nhwc, l_.bf16}, ctx.diff_weights, wargs_.o, wargs_.i, wargs_.kh, wargs_.kw, c.stream);
+    if (attr_.bias) bias_backward(out_, {l_.nhwc, l_.bf16}, dy, ctx.diff_weights + weight_count_, c.stream);
+    if (!dx_t) return;
+    check_cudnn(cudnnConvolutionBackwardData(c.cudnn, &one, w_desc_.d, w, y_desc_.d, dy, bwd_data_.d, bwd_data_algo_,
+                                             c.workspace(bwd_data_ws_), bwd_data_ws_, &zero, x_desc_.d, dx),
+                "cudnnConvolutionBackwardData");
+    if (dx != dx_t->data) store_as(c, dx, l_, *dx_t);
+  }
+
+ private:
+  const void* weights(const OpContext& ctx) {
+    if (!converted_) return ctx.weights;
+    return wcopy_.update(*c_, ctx.weights, ctx.params_version, convert_weights, &wargs_, weight_count_ * elem_bytes(l_));
+  }
+  void* dw_buf() {
+    if (!dw_) dw_ = c_->alloc(weight_count_ * elem_bytes(l_));
+    return dw_.get();
+  }
+
+  void choose_by_heuristics(Mode mode) {
+    Context& c = *c_;
+    constexpr int kMax = 16;
+    int n = 0;
+    std::array<cudnnConvolutionFwdAlgoPerf_t, kMax> f{};
+    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(c.cudnn, x_desc_.d, w_desc_.d, fwd_.d, y_desc_.d, kMax, &n, f.data()),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+    set_forward(pick(f.data(), n, c.workspace_limit, "forward convolution (" + name_ + ")"));
+    chosen_fwd_ = true;
+    if (mode != Mode::Train) return;
+    std::array<cudnnConvolutionBwdDataAlgoPerf_t, kMax> d{};
+    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(c.cudnn, w_desc_.d, y_desc_.d, bwd_data_.d, x_desc_.d, kMax,
+                                                            &n, d.data()),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    set_backward_data(pick(d.data(), n, c.workspace_limit, "backward-data convolution (" + name_ + ")"));
+    std::array<cudnnConvolutionBwdFilterAlgoPerf_t, kMax> w{};
+    check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(c.cudnn, x_desc_.d, y_desc_.d, bwd_filter_.d, w_desc_.d,
+                                                              kMax, &n, w.data()),
+                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    set_backward_filter(pick(w.data(), n, c.workspace_limit, "backward-filter convolution (" + name_ + ")"));
+    chosen_bwd_ = true;
+  }
+
+  void set_forward(const cudnnConvolutionFwdAlgoPerf_t& p) {
+    fwd_algo_ = p.algo;
+    fwd_ws_ = p.memory;
+    check_cudnn(cudnnSetConvolutionMathType(fwd_.d, p.mathType), "cudnnSetConvolutionMathType");
+  }
+  void set_backward_data(const cudnnConvolutionBwdDataAlgoPerf_t& p) {
+    bwd_data_algo_ = p.algo;
+    bwd_data_ws_ = p.memory;
+    check_cudnn(cudnnSetConvolutionMathType(bwd_data_.d, p.mathType), "cudnnSetConvolutionMathType");
+  }
+  void set_backward_filter(const cudnnConvolutionBwdFilterAlgoPerf_t& p) {
+    bwd_filter_algo_ = p.algo;
+    bwd_filter_ws_ = p.memory;
+    check_cudnn(cudnnSetConvolutionMathType(bwd_filter_.d, p.mathType), "cudnnSetConvolutionMathType");
+  }
+
+  // --cudnn-benchmark: time every algorithm once on the real buffers (outputs are overwritten by
+  // the real call that follows).
+  void benchmark_forward(const void* x, const void* w, void* y) {
+    Context& c = *c_;
+    constexpr int kMax = 16;
+    int n = 0;
+    std::array<cudnnConvolutionFwdAlgoPerf_t, kMax> f{};
+    const std::size_t ws = c.workspace_limit;
+    check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(c.cudnn, x_desc_.d, x, w_desc_.d, w, fwd_.d, y_desc_.d, y, kMax,
+                                                       &n, f.data(), c.workspace(ws), ws),
+                "cudnnFindConvolutionForwardAlgorithmEx");
+    set_forward(pick(f.data(), n, ws, "forward convolution (" + name_ + ")"));
+    chosen_fwd_ = true;
+  }
+  void benchmark_backward(const void* x, const void* dy, const void* w, void* dw, void* dx) {
+    Context& c = *c_;
+    constexpr int kMax = 16;
+    int n = 0;
+    const std::size_t ws = c.workspace_limit;
+    std::array<cudnnConvolutionBwdFilterAlgoPerf_t, kMax> f{};
+    check_cudnn(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.cudnn, x_desc_.d, x, y_desc_.d, dy, bwd_filter_.d,
+                                                              w_desc_.d, dw, kMax, &n, f.data(), c.workspace(ws), ws),
+                "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    set_backward_filter(pick(f.data(), n, ws, "backward-filter convolution (" + name_ + ")"));
+    std::array<cudnnConvolutionBwdDataAlgoPerf_t, kMax> d{};
+    void* dx_probe = dx ? dx : c.scratch(2, in_.count() * elem_bytes(l_));
+    check_cudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(c.cudnn, w_desc_.d, w, y_desc_.d, dy, bwd_data_.d,
+                                                            x_desc_.d, dx_probe, kMax, &n, d.data(), c.workspace(ws), ws),
+                "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    set_backward_data(pick(d.data(), n, ws, "backward-data convolution (" + name_ + ")"));
+    chosen_bwd_ = true;
+  }
+
+  ContextPtr c_;
+  std::string name_;
+  OpAttr attr_;
+  Shape in_, out_;
+  Layout l_;
+  WeightArgs wargs_;
+  TensorDesc x_desc_, y_desc_;
+  FilterDesc w_desc_;
+  ConvDesc fwd_, bwd_data_, bwd_filter_;
+  std::size_t weight_count_ = 0;
+  bool converted_ = false;
+  WeightCopy wcopy_;
+  DeviceBuffer dw_;
+  bool chosen_fwd_ = false, chosen_bwd_ = false;
+  cudnnConvolutionFwdAlgo_t fwd_algo_{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo_{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo_{};
+  std::size_t fwd_ws_ = 0, bwd_data_ws_ = 0, bwd_filter_ws_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
+  return std::make_unique<ConvOp>(c, node, src, mode, dst);
+}
+
+}  // namespace hpcnn::cuda

@@ -1,0 +1,41 @@
+// Operator factories of the cuda backend, one per layer family (conv.cpp, batch_norm.cpp,
+// fully_connected.cpp, layers.cpp). Each sets dst.shape and dst.layout (see context.hpp).
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "engine/op.hpp"
+#include "kernels/cuda/context.hpp"
+
+namespace hpcnn::cuda {
+
+using Inputs = std::span<const Tensor* const>;
+
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_fully_connected(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_activation(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_pooling(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_lrn(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_dropout(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_flatten(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+std::unique_ptr<Op> make_softmax_xent(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+
+// Weights of a node converted to another format, redone only when the parameters change
+// (OpContext::params_version; 0 = unknown, always redo). Backward reuses forward's copy.
+class WeightCopy {
+ public:
+  // Returns the converted weights for this forward pass.
+  const void* update(Context& c, const float* canonical, std::uint64_t version,
+                     void (*convert)(Context&, const float*, void*, const void*), const void* arg, std::size_t bytes);
+  const void* get() const { return buf_.get(); }
+
+ private:
+  DeviceBuffer buf_;
+  std::uint64_t version_ = 0;
+  const float* source_ = nullptr;
+};
+
+}  // namespace hpcnn::cuda
