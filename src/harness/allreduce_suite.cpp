@@ -124,13 +124,13 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std:
   std::unique_ptr<Allreduce> allreduce;
   std::string error;
   try {
-    buffer = make_message_buffer(device, count);
+    allreduce = info.make_allreduce(comm);  // collective: nccl names the rank without a GPU
   } catch (const std::exception& e) {
     error = e.what();
   }
   agree_on_failure(comm, error);
   try {
-    allreduce = info.make_allreduce(comm);  // collective: every rank gets here
+    buffer = make_message_buffer(device, count);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -67,9 +67,14 @@ void print_list() {
   for (const ExchangeInfo& e : exchanges()) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
 }
 
-void validate(const Options& o) {
+// Names only: what --preflight needs (it reports what works instead of refusing combinations).
+void validate_names(const Options& o) {
   validate_model_names(o);
   for (const std::string& e : o.values("exchange")) find_exchange(e);
+}
+
+void validate(const Options& o) {
+  validate_names(o);
   // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
   // through choose_exchange_memory). A backend that cannot be created here fails in its point.
   for (const std::string& e : o.values("exchange")) {
@@ -415,7 +420,7 @@ int run_scale_suite(int argc, char** argv) {
     // --preflight answers before the suite runner opens a result file or runs any point.
     const Options o = parse_options(options, argc, argv);
     if (o.flag("preflight") && !o.flag("help") && !o.flag("version") && !o.flag("list")) {
-      validate(o);
+      validate_names(o);
       return run_preflight(o, MPI_COMM_WORLD);
     }
   }
