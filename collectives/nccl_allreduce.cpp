@@ -3,7 +3,10 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -153,37 +156,48 @@ class NcclAllreduce : public Allreduce {
 }  // namespace
 
 std::string nccl_placement_problem(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
+  int size = 1;
   MPI_Comm_size(comm, &size);
-  MPI_Comm node = MPI_COMM_NULL;
-  int node_ranks = 1;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  // Per rank: ranks on its node, GPUs it sees, its host name.
+  // Per rank: its host, the PCI bus id of the GPU select_device() will bind it to (the GPU's
+  // identity, also when CUDA_VISIBLE_DEVICES shows each rank a different single GPU), or why it
+  // sees none. Fixed-size records, so one MPI_Allgather carries them.
   struct Place {
-    int node_ranks, gpus;
     char host[MPI_MAX_PROCESSOR_NAME];
-    char reason[160];  // why it sees no GPU
+    char gpu[64];      // bus id; empty: no GPU
+    char reason[160];  // why there is no GPU
   };
-  Place mine{node_ranks, cuda::device_count(), {}, {}};
+  Place mine{};
   int length = 0;
   MPI_Get_processor_name(mine.host, &length);
-  if (mine.gpus == 0) std::strncpy(mine.reason, cuda::no_device_reason().c_str(), sizeof mine.reason - 1);
+  if (const int gpus = cuda::device_count(); gpus > 0) {
+    const int device = cuda::local_rank() % gpus;  // what select_device() picks
+    if (cudaDeviceGetPCIBusId(mine.gpu, sizeof mine.gpu, device) != cudaSuccess) {
+      cudaGetLastError();
+      std::snprintf(mine.gpu, sizeof mine.gpu, "device %d", device);
+    }
+  } else {
+    std::strncpy(mine.reason, cuda::no_device_reason().c_str(), sizeof mine.reason - 1);
+  }
   std::vector<Place> all(static_cast<std::size_t>(size));
   MPI_Allgather(&mine, static_cast<int>(sizeof mine), MPI_BYTE, all.data(), static_cast<int>(sizeof mine), MPI_BYTE,
                 comm);
+  auto text = [](const char* field, std::size_t n) { return std::string(field, strnlen(field, n)); };
+  std::map<std::string, std::pair<int, std::set<std::string>>> hosts;  // host -> (ranks, distinct GPUs)
   for (int r = 0; r < size; ++r) {
     const Place& p = all[static_cast<std::size_t>(r)];
-    const std::string host(p.host, strnlen(p.host, sizeof p.host));
-    if (p.gpus == 0)
+    const std::string host = text(p.host, sizeof p.host), gpu = text(p.gpu, sizeof p.gpu);
+    if (gpu.empty())
       return std::string("rank ").append(std::to_string(r)).append(" on host ").append(host).append(" sees no GPU (")
-          .append(p.reason, strnlen(p.reason, sizeof p.reason)).append(")");
-    if (p.node_ranks > p.gpus)
-      return std::to_string(p.node_ranks) + " ranks on host " + host + " but only " + std::to_string(p.gpus) +
-             " GPU" + (p.gpus == 1 ? "" : "s") + ": NCCL needs one GPU per rank (it fails with \"Duplicate GPU\"); " +
-             "start at most " + std::to_string(p.gpus) + " rank" + (p.gpus == 1 ? "" : "s") + " per node";
+          .append(text(p.reason, sizeof p.reason)).append(")");
+    ++hosts[host].first;
+    hosts[host].second.insert(gpu);
+  }
+  for (const auto& [host, use] : hosts) {
+    const int ranks = use.first, gpus = static_cast<int>(use.second.size());
+    if (ranks > gpus)
+      return std::to_string(ranks) + " ranks on host " + host + " but only " + std::to_string(gpus) + " GPU" +
+             (gpus == 1 ? "" : "s") + " among them: NCCL needs one GPU per rank (it fails with \"Duplicate GPU\"); " +
+             "start at most " + std::to_string(gpus) + " rank" + (gpus == 1 ? "" : "s") + " on that node";
   }
   return {};
 }

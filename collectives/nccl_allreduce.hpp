@@ -17,8 +17,9 @@ namespace hpcnn {
 // before NCCL's own collective initialization fails on any rank.
 std::unique_ptr<Allreduce> make_nccl_allreduce(MPI_Comm comm);
 
-// Collective over comm: "" when every rank can have a GPU of its own; otherwise one line naming
-// the first rank whose node lacks GPUs, with the node's rank and GPU counts.
+// Collective over comm: "" when every rank has a GPU of its own (ranks on one host bound to
+// distinct GPUs, told apart by PCI bus id); otherwise one line, the same on every rank, naming the
+// first rank without a GPU, or a host with its rank and GPU counts.
 std::string nccl_placement_problem(MPI_Comm comm);
 
 }  // namespace hpcnn
