@@ -195,9 +195,11 @@ std::string nccl_placement_problem(MPI_Comm comm) {
   for (const auto& [host, use] : hosts) {
     const int ranks = use.first, gpus = static_cast<int>(use.second.size());
     if (ranks > gpus)
-      return std::to_string(ranks) + " ranks on host " + host + " but only " + std::to_string(gpus) + " GPU" +
-             (gpus == 1 ? "" : "s") + " among them: NCCL needs one GPU per rank (it fails with \"Duplicate GPU\"); " +
-             "start at most " + std::to_string(gpus) + " rank" + (gpus == 1 ? "" : "s") + " on that node";
+      return std::to_string(ranks)
+          .append(" ranks on host ").append(host).append(" but only ").append(std::to_string(gpus))
+          .append(gpus == 1 ? " GPU" : " GPUs")
+          .append(" among them: NCCL needs one GPU per rank (it fails with \"Duplicate GPU\"); start at most ")
+          .append(std::to_string(gpus)).append(gpus == 1 ? " rank" : " ranks").append(" on that node");
   }
   return {};
 }

@@ -9,8 +9,9 @@ namespace {
 
 void check_range(std::size_t offset, std::size_t count, std::size_t size) {
   if (offset > size || count > size - offset)
-    throw std::logic_error("staging: range [" + std::to_string(offset) + ", +" + std::to_string(count) +
-                           ") outside " + std::to_string(size) + " floats");
+    throw std::logic_error(std::string("staging: range [").append(std::to_string(offset)).append(", +")
+                               .append(std::to_string(count)).append(") outside ").append(std::to_string(size))
+                               .append(" floats"));
 }
 
 }  // namespace

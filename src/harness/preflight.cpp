@@ -76,8 +76,9 @@ std::string check_nccl(MPI_Comm comm, bool all_have_gpu, Row& row) {
     nccl->run(one->data(), 1);
     one->read(value);
     const float want = static_cast<float>(size) * static_cast<float>(size + 1) / 2.0f;
-    if (value[0] == want) return "ok (sum " + std::to_string(static_cast<long long>(want)) + ")";
-    row.failure = "nccl: 1-element allreduce gave " + std::to_string(value[0]) + ", want " + std::to_string(want);
+    if (value[0] == want) return std::string("ok (sum ").append(std::to_string(static_cast<long long>(want))).append(")");
+    row.failure = std::string("nccl: 1-element allreduce gave ").append(std::to_string(value[0])).append(", want ")
+                      .append(std::to_string(want));
   } catch (const std::exception& e) {
     row.failure = std::string("nccl: ").append(e.what());
   }
@@ -95,7 +96,7 @@ std::vector<std::string> check_gpu(Row& row) {
 #ifdef HPCNN_BUILD_CUDA
   if (cuda::device_count() == 0) {
     row.no_gpu_reason = cuda::no_device_reason();
-    return {"no GPU: " + row.no_gpu_reason, "-", "-"};
+    return {std::string("no GPU: ").append(row.no_gpu_reason), "-", "-"};
   }
   try {
     const cuda::DeviceInfo info = cuda::device_info(cuda::select_device());
@@ -104,11 +105,11 @@ std::vector<std::string> check_gpu(Row& row) {
   } catch (const std::exception& e) {
     row.no_gpu_reason = e.what();
     if (row.failure.empty()) row.failure = e.what();
-    return {"failed: " + row.no_gpu_reason, "-", "-"};
+    return {std::string("failed: ").append(row.no_gpu_reason), "-", "-"};
   }
 #else
   row.no_gpu_reason = "this build has no CUDA";
-  return {"no GPU: " + row.no_gpu_reason, "-", "-"};
+  return {std::string("no GPU: ").append(row.no_gpu_reason), "-", "-"};
 #endif
 }
 
@@ -197,8 +198,9 @@ int run_preflight(const Options& o, MPI_Comm comm) {
     print_table(rows);
     std::string first_failure, first_missing;
     for (std::size_t r = 0; r < failures.size(); ++r) {
-      if (first_failure.empty() && !failures[r][0].empty()) first_failure = "rank " + std::to_string(r) + ": " + failures[r][0];
-      if (first_missing.empty() && !failures[r][1].empty()) first_missing = "rank " + std::to_string(r) + ": " + failures[r][1];
+      const std::string who = std::string("rank ").append(std::to_string(r)).append(": ");
+      if (first_failure.empty() && !failures[r][0].empty()) first_failure = who + failures[r][0];
+      if (first_missing.empty() && !failures[r][1].empty()) first_missing = who + failures[r][1];
     }
     if (!first_failure.empty()) std::printf("preflight: FAILED: %s\n", first_failure.c_str());
     else if (!first_missing.empty()) std::printf("preflight: ok; GPU checks skipped: %s\n", first_missing.c_str());
