@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU options wherever the tests run (issue 7): bad combinations are usage errors (exit 2, one
-# line naming the problem, no result file), in CUDA builds and in builds without CUDA alike; and
+# line naming the problem, no result file), in CUDA builds and in builds without CUDA alike; a CPU
+# backend's exchange records exchange_memory host; and
 # hpcnn-scale --preflight prints one row per rank under mpirun -np 2, saying "no GPU" and
 # exiting 0 where there is none (and 1 when a GPU was asked for).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
@@ -36,6 +37,13 @@ else
   expect 2 "this build has no CUDA" -- ./hpcnn-allreduce --exchange mpi --memory device
 fi
 expect 2 "'gpu'" -- ./hpcnn-allreduce --memory gpu
+
+# A CPU backend's exchange works on host memory, and the result says so.
+run $MPI -np 2 ./hpcnn-scale --model lenet5 --backend reference --batch 4 --iters 2 --warmup 1 --exchange ring,ps-sync \
+  --quiet --output "$out/cpu"
+csv=$(./hpcnn-summary --format csv --columns exchange,exchange_memory,status "$out/cpu")
+echo "$csv"
+[ "$(grep -c '^\(ring\|ps-sync\),host,ok$' <<<"$csv")" = 2 ] || { echo "FAIL: want exchange_memory host for ring and ps-sync"; fail=1; }
 
 # Preflight: a header and one row per rank, rank 0 and rank 1.
 $MPI -np 2 ./hpcnn-scale --preflight --backend reference > "$out/pre" 2> "$out/pre.err"
