@@ -2,7 +2,7 @@
 // over the ranks of one communicator, non-blocking, several operations in flight at once. Used by
 // hpcnn-allreduce (one operation at a time) and by the allreduce exchanges of hpcnn-scale (one
 // operation per gradient bucket, started while backward runs). Units: mpi_allreduce.cpp,
-// ring.cpp, rhd.cpp; registered by name in exchange.hpp.
+// ring.cpp, rhd.cpp, nccl_allreduce.cpp (device memory); registered by name in exchange.hpp.
 #pragma once
 
 #include <mpi.h>
@@ -34,6 +34,11 @@ class Allreduce {
     start(data, count);
     wait_all();
   }
+  // GPU schemes (nccl): every later start() is ordered after the work queued by then on this CUDA
+  // stream (a cudaStream_t: the backend's, whose kernels produce the gradients), so a bucket is
+  // read only once it is final; returns true. Other schemes return false: their caller must
+  // synchronize the device before start().
+  virtual bool set_producer_stream(void* /*stream*/) { return false; }
   // What this rank sent and received so far. Schemes written here count their own messages;
   // `mpi` cannot see inside the library and counts the bus volume 2(P-1)/P x bytes each way.
   virtual Traffic traffic() const = 0;

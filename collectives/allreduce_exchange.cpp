@@ -3,22 +3,52 @@
 // after the wait every worker divides by the worker count (so P ranks x batch B step exactly like
 // one rank with batch P x B, whose loss is the mean over P x B samples) and runs the same
 // optimizer on the same, bit-identical sums: the weights stay identical without being sent.
+//
+// Gradients live where the backend keeps them. ExchangeMemory::Device hands device pointers to
+// the scheme (nccl orders itself after the backend's stream; CUDA-aware mpi needs the device
+// synchronized first); HostStaged copies each bucket to the host before its allreduce and every
+// summed bucket back before the update (collectives/staging.hpp).
 #include <chrono>
 
 #include "collectives/exchange.hpp"
+#include "collectives/staging.hpp"
+#include "config.h"
 #include "engine/errors.hpp"
+#ifdef HPCNN_BUILD_CUDA
+#include "collectives/device_scale.hpp"
+#endif
 
 namespace hpcnn {
 
 namespace {
 
+// grads *= factor where the backend keeps them: the same float multiply on the host or the device.
+void scale_gradients(Backend& backend, float* grads, std::size_t count, float factor) {
+  if (!backend.is_gpu()) {
+    for (std::size_t i = 0; i < count; ++i) grads[i] *= factor;
+    return;
+  }
+#ifdef HPCNN_BUILD_CUDA
+  scale_on_device(grads, count, factor, backend.stream());
+#else
+  throw std::logic_error("allreduce exchange: a GPU backend in a build without CUDA");
+#endif
+}
+
 class AllreduceExchange : public Exchange {
  public:
   AllreduceExchange(const ExchangeSetup& s, const std::function<std::unique_ptr<Allreduce>(MPI_Comm)>& make)
-      : buckets_(*s.buckets), count_(s.param_count), optimizer_(*s.backend, s.param_count, s.optimizer) {
+      : buckets_(*s.buckets),
+        count_(s.param_count),
+        backend_(*s.backend),
+        optimizer_(*s.backend, s.param_count, s.optimizer),
+        staging_(*s.backend, s.param_count, s.memory == ExchangeMemory::HostStaged) {
     MPI_Comm_dup(s.world, &workers_);
     MPI_Comm_size(workers_, &worker_count_);
     allreduce_ = make(workers_);
+    // Device pointers: the scheme either orders itself after the backend's stream, or the device
+    // must have finished the bucket before start() (Staging::pull synchronizes when staged).
+    if (s.memory == ExchangeMemory::Device) sync_before_start_ = !allreduce_->set_producer_stream(backend_.stream());
   }
   ~AllreduceExchange() override {
     allreduce_.reset();
@@ -27,13 +57,15 @@ class AllreduceExchange : public Exchange {
   void init(float*) override {}
   void start_bucket(int b, float*, float* grads) override {
     const Bucket& bucket = buckets_.buckets().at(static_cast<std::size_t>(b));
-    allreduce_->start(grads + bucket.offset, bucket.count);
+    if (sync_before_start_) backend_.synchronize();
+    staging_.pull(grads, bucket.offset, bucket.count);
+    allreduce_->start(staging_.host(grads) + bucket.offset, bucket.count);
+    if (staging_.enabled()) started_.push_back(b);
   }
   void progress() override { allreduce_->progress(); }
-  void wait(float*, float*) override { allreduce_->wait_all(); }
+  void wait(float*, float* grads) override { finish(grads); }
   void update(float* params, float* grads) override {
-    const float scale = 1.0f / static_cast<float>(worker_count_);
-    for (std::size_t i = 0; i < count_; ++i) grads[i] *= scale;
+    scale_gradients(backend_, grads, count_, 1.0f / static_cast<float>(worker_count_));
     optimizer_.step(params, grads);
   }
   Traffic traffic() const override { return allreduce_->traffic(); }
@@ -41,17 +73,31 @@ class AllreduceExchange : public Exchange {
     MPI_Barrier(workers_);
     const auto t0 = std::chrono::steady_clock::now();
     for (std::size_t b = 0; b < buckets_.size(); ++b) start_bucket(static_cast<int>(b), nullptr, grads);
-    allreduce_->wait_all();
+    finish(grads);
+    backend_.synchronize();  // staged buckets are back on the device
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
     MPI_Allreduce(&s, &slowest, 1, MPI_DOUBLE, MPI_MAX, workers_);
     return slowest;
   }
 
  private:
+  // Every operation complete and, when staged, every summed bucket back in the device buffer.
+  void finish(float* grads) {
+    allreduce_->wait_all();
+    for (int b : started_) {
+      const Bucket& bucket = buckets_.buckets()[static_cast<std::size_t>(b)];
+      staging_.push(grads, bucket.offset, bucket.count);
+    }
+    started_.clear();
+  }
   const GradientBuckets& buckets_;
   std::size_t count_;
+  Backend& backend_;
   Optimizer optimizer_;
+  Staging staging_;
   std::unique_ptr<Allreduce> allreduce_;
+  bool sync_before_start_ = false;
+  std::vector<int> started_;  // staged buckets in flight this step
 };
 
 }  // namespace

@@ -7,6 +7,10 @@
 // Per training step a worker calls: start_bucket(b) for each bucket as Network::backward reports
 // it (with progress() in between), then wait() (the communication-wait phase), then update().
 // A server rank calls serve() once; it returns after serving the agreed number of steps.
+//
+// GPU backends keep parameters and gradients in device memory. A scheme that can read device
+// memory (nccl; mpi when the MPI library is CUDA-aware) gets the device pointers; the others stage
+// every bucket through host memory (ExchangeMemory::HostStaged, collectives/staging.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -23,6 +27,19 @@
 
 namespace hpcnn {
 
+// Where the buffers a scheme sums may live.
+enum class BufferAccess {
+  Host,                // host memory only (ring, rhd, parameter servers: they add on the CPU)
+  HostOrCudaAwareMpi,  // host, or device memory when the MPI library is CUDA-aware (mpi)
+  Device,              // device memory only (nccl)
+};
+
+// Where an exchange finds the gradients of one run: a CPU backend's host buffers, a GPU backend's
+// device buffers handed to the scheme directly, or device buffers copied to the host per bucket
+// and back before the update.
+enum class ExchangeMemory { Host, Device, HostStaged };
+const char* exchange_memory_name(ExchangeMemory m);  // "host", "device", "host-staged"
+
 struct ExchangeSetup {
   MPI_Comm world = MPI_COMM_WORLD;     // every rank of the job; the setup is collective over it
   int servers = 0;                     // parameter servers (the last `servers` ranks of world)
@@ -31,6 +48,7 @@ struct ExchangeSetup {
   std::int64_t steps = 0;              // steps every worker will run (servers serve exactly these)
   OptimizerSettings optimizer;
   Backend* backend = nullptr;          // runs the optimizer (workers, or servers for their shard)
+  ExchangeMemory memory = ExchangeMemory::Host;  // choose_exchange_memory(scheme, *backend)
 };
 
 class Exchange {
@@ -71,6 +89,7 @@ struct ExchangeInfo {
   std::string name;
   std::string description;
   bool parameter_server = false;
+  BufferAccess access = BufferAccess::Host;
   // Allreduce schemes only (hpcnn-allreduce and the allreduce exchange): collective over comm.
   std::function<std::unique_ptr<Allreduce>(MPI_Comm)> make_allreduce;
   std::function<std::unique_ptr<Exchange>(const ExchangeSetup&)> make_exchange;
@@ -81,6 +100,11 @@ void register_exchange(ExchangeInfo info);
 const std::vector<ExchangeInfo>& exchanges();
 // Throws UsageError("--exchange: unknown scheme 'X' (available: ...)").
 const ExchangeInfo& find_exchange(const std::string& name);
+
+// The memory mode of `scheme` with `backend`: Host on CPU backends; on GPU backends Device when the
+// scheme reads device memory (for mpi: the MPI library says it is CUDA-aware at run time), else
+// HostStaged. Throws UsageError for a device-only scheme (nccl) with a CPU backend.
+ExchangeMemory choose_exchange_memory(const ExchangeInfo& scheme, const Backend& backend);
 
 // The allreduce exchange over any Allreduce: the adapter mpi, ring and rhd share.
 std::unique_ptr<Exchange> make_allreduce_exchange(const ExchangeSetup& setup,

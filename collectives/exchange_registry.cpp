@@ -6,7 +6,11 @@
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/rhd.hpp"
 #include "collectives/ring.hpp"
+#include "config.h"
 #include "engine/errors.hpp"
+#ifdef HPCNN_BUILD_CUDA
+#include "collectives/nccl_allreduce.hpp"
+#endif
 
 namespace hpcnn {
 
@@ -17,11 +21,12 @@ std::vector<ExchangeInfo>& registry() {
   return list;
 }
 
-void register_allreduce(const char* name, const char* description,
-                        std::unique_ptr<Allreduce> (*make)(MPI_Comm)) {
+void register_allreduce(const char* name, const char* description, std::unique_ptr<Allreduce> (*make)(MPI_Comm),
+                        BufferAccess access = BufferAccess::Host) {
   ExchangeInfo info;
   info.name = name;
   info.description = description;
+  info.access = access;
   info.make_allreduce = make;
   info.make_exchange = [make](const ExchangeSetup& s) { return make_allreduce_exchange(s, make); };
   register_exchange(std::move(info));
@@ -29,10 +34,14 @@ void register_allreduce(const char* name, const char* description,
 
 void register_builtin_exchanges() {
   register_allreduce("mpi", "the MPI library's allreduce (MPI_Iallreduce per bucket; MPI_Allreduce in hpcnn-allreduce)",
-                     make_mpi_allreduce);
+                     make_mpi_allreduce, BufferAccess::HostOrCudaAwareMpi);
   register_allreduce("ring", "ring allreduce: reduce-scatter + allgather over non-blocking point-to-point (hpcnn)",
                      make_ring_allreduce);
   register_allreduce("rhd", "recursive halving-doubling allreduce, any rank count (hpcnn)", make_rhd_allreduce);
+#ifdef HPCNN_BUILD_CUDA
+  register_allreduce("nccl", "NVIDIA NCCL allreduce on GPU memory, one rank per GPU (ncclAllReduce per bucket)",
+                     make_nccl_allreduce, BufferAccess::Device);
+#endif
   for (bool async : {false, true}) {
     ExchangeInfo info;
     info.name = async ? "ps-async" : "ps-sync";

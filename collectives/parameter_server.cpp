@@ -10,12 +10,17 @@
 //             averaged) and returns the current weights to that worker only. Staleness of a push =
 //             updates the shard received between that worker's last weights and this push.
 // Message tags: the piece's index within its shard, kWeightsTag, kInitTag.
+// GPU backends (ExchangeMemory::HostStaged): every message is sent from and received into host
+// memory (collectives/staging.hpp): a worker copies each bucket's gradients to the host before
+// pushing it and the received weights to the device after the wait; a server receives, sums and
+// sends on the host and copies to the device only what its optimizer reads and writes.
 #include <algorithm>
 #include <climits>
 #include <string>
 
 #include "collectives/exchange.hpp"
 #include "collectives/schedule.hpp"
+#include "collectives/staging.hpp"
 #include "engine/errors.hpp"
 
 namespace hpcnn {
@@ -39,7 +44,14 @@ int as_int(std::size_t n) {
 
 class ParameterServer : public Exchange {
  public:
-  ParameterServer(const ExchangeSetup& s, bool asynchronous) : setup_(s), async_(asynchronous) {
+  ParameterServer(const ExchangeSetup& s, bool asynchronous)
+      : setup_(s),
+        async_(asynchronous),
+        staged_(s.memory == ExchangeMemory::HostStaged),
+        params_(*s.backend, s.param_count, staged_),
+        grads_(*s.backend, s.param_count, staged_) {
+    if (s.memory == ExchangeMemory::Device)
+      throw std::logic_error("parameter server: device memory is staged through the host (HostStaged)");
     MPI_Comm_rank(s.world, &rank_);
     MPI_Comm_size(s.world, &size_);
     servers_ = s.servers;
@@ -81,14 +93,17 @@ class ParameterServer : public Exchange {
   // ---- worker ----
   void init(float* params) override {
     if (rank_ != 0) return;  // every worker starts from the same weights; worker 0 seeds the servers
+    params_.pull(params, 0, setup_.param_count);
     for (int k = 0; k < servers_; ++k)
-      MPI_Send(params + shard_lo_[k], as_int(shard_hi_[k] - shard_lo_[k]), MPI_FLOAT, server_rank(k), kInitTag, comm_);
+      MPI_Send(params_.host(params) + shard_lo_[k], as_int(shard_hi_[k] - shard_lo_[k]), MPI_FLOAT, server_rank(k), kInitTag, comm_);
   }
   void start_bucket(int b, float*, float* grads) override {
+    const Bucket& bucket = setup_.buckets->buckets().at(static_cast<std::size_t>(b));
+    grads_.pull(grads, bucket.offset, bucket.count);
     for (const auto& [k, index] : bucket_pieces_.at(static_cast<std::size_t>(b))) {
       const Piece& p = shards_[static_cast<std::size_t>(k)][index];
       requests_.push_back(MPI_REQUEST_NULL);
-      MPI_Isend(grads + p.offset, as_int(p.count), MPI_FLOAT, server_rank(k), p.tag, comm_, &requests_.back());
+      MPI_Isend(grads_.host(grads) + p.offset, as_int(p.count), MPI_FLOAT, server_rank(k), p.tag, comm_, &requests_.back());
       traffic_.sent += static_cast<std::int64_t>(p.count * sizeof(float));
     }
   }
@@ -101,11 +116,12 @@ class ParameterServer : public Exchange {
     for (int k = 0; k < servers_; ++k) {
       requests_.push_back(MPI_REQUEST_NULL);
       const std::size_t n = shard_hi_[k] - shard_lo_[k];
-      MPI_Irecv(params + shard_lo_[k], as_int(n), MPI_FLOAT, server_rank(k), kWeightsTag, comm_, &requests_.back());
+      MPI_Irecv(params_.host(params) + shard_lo_[k], as_int(n), MPI_FLOAT, server_rank(k), kWeightsTag, comm_, &requests_.back());
       traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     }
     MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
     requests_.clear();
+    params_.push(params, 0, setup_.param_count);
   }
   void update(float*, float*) override {}
 
@@ -116,8 +132,14 @@ class ParameterServer : public Exchange {
     const std::size_t lo = shard_lo_[k], n = shard_hi_[k] - lo;
     const std::vector<Piece>& pieces = shards_[static_cast<std::size_t>(k)];
     Backend& backend = *setup_.backend;
+    // weights and step_grads are the optimizer's operands (device memory on a GPU backend); the
+    // messages use their host views.
     std::shared_ptr<float> weights = backend.alloc_floats(std::max<std::size_t>(n, 1));
-    MPI_Recv(weights.get(), as_int(n), MPI_FLOAT, 0, kInitTag, comm_, MPI_STATUS_IGNORE);
+    std::shared_ptr<float> step_grads = backend.alloc_floats(std::max<std::size_t>(n, 1));
+    Staging weights_view(backend, n, staged_), grads_view(backend, n, staged_);
+    float* const host_weights = weights_view.host(weights.get());
+    MPI_Recv(host_weights, as_int(n), MPI_FLOAT, 0, kInitTag, comm_, MPI_STATUS_IGNORE);
+    weights_view.push(weights.get(), 0, n);
     traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     Optimizer optimizer(backend, n, setup_.optimizer);
     const auto workers = static_cast<std::size_t>(worker_count_);
@@ -131,23 +153,34 @@ class ParameterServer : public Exchange {
         traffic_.received += static_cast<std::int64_t>(p.count * sizeof(float));
       }
     };
+    // One optimizer step on `gradient` (host memory, n floats), then the weights back to the host.
+    auto apply = [&](const float* gradient) {
+      const float* operand = gradient;  // host memory is the operand itself on a CPU backend
+      if (staged_) {
+        float* g = grads_view.host(step_grads.get());
+        if (g != gradient) std::copy(gradient, gradient + n, g);
+        grads_view.push(step_grads.get(), 0, n);
+        operand = step_grads.get();
+      }
+      optimizer.step(weights.get(), operand);
+      backend.synchronize();
+      weights_view.pull(weights.get(), 0, n);
+    };
     auto send_weights = [&](std::size_t w) {
-      MPI_Send(weights.get(), as_int(n), MPI_FLOAT, static_cast<int>(w), kWeightsTag, comm_);
+      MPI_Send(host_weights, as_int(n), MPI_FLOAT, static_cast<int>(w), kWeightsTag, comm_);
       traffic_.sent += static_cast<std::int64_t>(n * sizeof(float));
     };
     if (!async_) {
-      std::shared_ptr<float> sum = backend.alloc_floats(std::max<std::size_t>(n, 1));
       const float scale = 1.0f / static_cast<float>(worker_count_);
       for (std::int64_t step = 0; step < setup_.steps; ++step) {
         for (std::size_t w = 0; w < workers; ++w) post(w);
         MPI_Waitall(static_cast<int>(recv.size()), recv.data(), MPI_STATUSES_IGNORE);
-        float* acc = sum.get();
+        float* acc = grads_view.host(step_grads.get());  // summed in place: apply() copies nothing
         std::copy(grads[0].begin(), grads[0].end(), acc);
         for (std::size_t w = 1; w < workers; ++w)
           for (std::size_t i = 0; i < n; ++i) acc[i] += grads[w][i];
         for (std::size_t i = 0; i < n; ++i) acc[i] *= scale;
-        optimizer.step(weights.get(), acc);
-        backend.synchronize();
+        apply(acc);
         for (std::size_t w = 0; w < workers; ++w) send_weights(w);
       }
       return;
@@ -171,8 +204,7 @@ class ParameterServer : public Exchange {
         while (remaining[w] == 0) ++w;  // an empty shard: nothing to receive, answer in turn
       }
       staleness_.push_back(static_cast<double>(version - sent_version[w]));
-      optimizer.step(weights.get(), grads[w].data());
-      backend.synchronize();
+      apply(grads[w].data());
       ++version;
       send_weights(w);
       sent_version[w] = version;
@@ -187,7 +219,8 @@ class ParameterServer : public Exchange {
  private:
   int server_rank(int k) const { return worker_count_ + k; }
   ExchangeSetup setup_;
-  bool async_;
+  bool async_, staged_;
+  Staging params_, grads_;  // workers' host views of the parameter and gradient buffers
   int rank_ = 0, size_ = 1, servers_ = 1;
   MPI_Comm comm_ = MPI_COMM_NULL, server_comm_ = MPI_COMM_NULL;
   std::vector<std::size_t> shard_lo_, shard_hi_;

@@ -7,7 +7,11 @@
 //   - after N synchronous steps every rank holds bit-identical weights (checksums compared);
 //   - P ranks x batch B match one rank with batch P x B after N steps (lenet5: no batch norm,
 //     whose statistics would be per rank), for every allreduce scheme and for ps-sync;
-//   - ps-async with 3 workers and 1 server lowers the loss (at -np 4).
+//   - ps-async with 3 workers and 1 server lowers the loss (at -np 4);
+//   - host staging (how GPU gradients reach host-memory schemes) changes nothing: the staged
+//     exchanges train bit-identically to the host ones on a CPU backend, whose "device" copies are
+//     plain copies; Staging's ranges, and the memory choice for CPU backends.
+// GPU schemes (nccl) need device memory and are tested by tests/test_nccl.cpp.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -17,64 +21,23 @@
 #include <cstring>
 #include <numeric>
 
-#include "collectives/check_data.hpp"
 #include "collectives/exchange.hpp"
-#include "engine/backend.hpp"
-#include "engine/buckets.hpp"
-#include "engine/models.hpp"
-#include "engine/network.hpp"
-#include "harness/synthetic_data.hpp"
+#include "collectives/mpi_cuda.hpp"
+#include "collectives/staging.hpp"
+#include "collectives_util.hpp"
+#include "engine/errors.hpp"
 
 using namespace hpcnn;
+using namespace hpcnn::test;
 
 namespace {
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-long long sum_over_ranks(long long mine) {
-  long long all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  return all;
-}
-double max_over_ranks(double mine) {
-  double all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return all;
-}
-
+// The schemes that sum host memory (nccl, device memory only, has its own test binary).
 std::vector<std::string> allreduce_schemes() {
   std::vector<std::string> out;
   for (const ExchangeInfo& e : exchanges())
-    if (e.make_allreduce) out.push_back(e.name);
+    if (e.make_allreduce && e.access != BufferAccess::Device) out.push_back(e.name);
   return out;
-}
-
-std::vector<std::size_t> test_sizes() {
-  const std::size_t p = static_cast<std::size_t>(world_size());
-  std::vector<std::size_t> sizes = {0, 1, 2, 3, 7, p - 1, p, p + 1, 2 * p + 1, 1000, 1001, 65537};
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  return sizes;
-}
-
-long long count_wrong(const std::vector<float>& data, std::uint64_t seed) {
-  long long wrong = 0;
-  for (std::size_t i = 0; i < data.size(); ++i) wrong += data[i] != allreduce_expected(seed, world_size(), i);
-  return wrong;
-}
-
-std::vector<float> input(std::size_t count, std::uint64_t seed) {
-  std::vector<float> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = allreduce_input(seed, world_rank(), i);
-  return v;
 }
 
 }  // namespace
@@ -120,130 +83,6 @@ TEST(Allreduce, EverySchemeEqualsTheExactSumWithManyInFlight) {
 }
 
 namespace {
-
-// lenet5 on CIFAR-10-shaped synthetic data: no batch norm, so P ranks x batch B and one rank with
-// batch P x B compute the same gradient (the mean over the same P x B samples).
-struct TrainCase {
-  Shape sample{1, 3, 32, 32};
-  int classes = 10;
-  int batch = 4;  // per worker
-  int steps = 4;
-  std::uint64_t seed = 5;
-  OptimizerSettings opt{"sgd", 0.05f, 0.9f, 0.0f};
-};
-
-Graph lenet(const TrainCase& c) {
-  ModelConfig mc;
-  mc.input = c.sample;
-  mc.classes = c.classes;
-  return build_model("lenet5", mc);
-}
-
-// Worker w's batch of step k: samples [w*B, (w+1)*B) of the big batch of all workers.
-struct BigBatches {
-  BigBatches(const TrainCase& c, int workers)
-      : per_sample(c.sample.c * c.sample.h * c.sample.w), data(c.sample, c.classes, c.batch * workers, c.seed + 1) {}
-  const float* images(int k, int w, int b) const { return data.images(k) + static_cast<std::size_t>(w * b) * per_sample; }
-  const std::int32_t* labels(int k, int w, int b) const { return data.labels(k) + w * b; }
-  std::size_t per_sample;
-  SyntheticData data;
-};
-
-struct Trained {
-  std::vector<float> params;
-  std::vector<float> losses;
-};
-
-// One rank alone with batch workers x B (the reference the distributed runs must match).
-Trained train_alone(const TrainCase& c, int workers) {
-  auto backend = make_backend("reference");
-  const Graph g = lenet(c);
-  NetworkOptions o;
-  o.batch = c.batch * workers;
-  o.seed = c.seed;
-  Network net(*backend, g, o);
-  BigBatches data(c, workers);
-  Optimizer opt(*backend, net.param_count(), c.opt);
-  Trained t;
-  for (int k = 0; k < c.steps; ++k) {
-    net.set_input(data.images(k, 0, 0), data.labels(k, 0, 0));
-    t.losses.push_back(net.forward());
-    net.backward();
-    opt.step(net.params(), net.grads());
-  }
-  t.params = net.get_params();
-  return t;
-}
-
-// Every rank of the world takes part; workers return their weights, servers an empty result.
-Trained train_distributed(const TrainCase& c, const std::string& scheme, int servers, double bucket_mb) {
-  auto backend = make_backend("reference");
-  const Graph g = lenet(c);
-  const GradientBuckets buckets(g, bucket_mb * 1024 * 1024);
-  ExchangeSetup s;
-  s.servers = servers;
-  s.param_count = g.param_count();
-  s.buckets = &buckets;
-  s.steps = c.steps;
-  s.optimizer = c.opt;
-  s.backend = backend.get();
-  auto ex = find_exchange(scheme).make_exchange(s);
-  Trained t;
-  if (!ex->is_worker()) {
-    ex->serve();
-    return t;
-  }
-  int w = 0;
-  MPI_Comm_rank(ex->workers(), &w);
-  NetworkOptions o;
-  o.batch = c.batch;
-  o.seed = c.seed;
-  Network net(*backend, g, o);
-  BigBatches data(c, ex->worker_count());
-  ex->init(net.params());
-  for (int k = 0; k < c.steps; ++k) {
-    net.set_input(data.images(k, w, c.batch), data.labels(k, w, c.batch));
-    t.losses.push_back(net.forward());
-    net.backward(&buckets, [&](int b) {
-      ex->start_bucket(b, net.params(), net.grads());
-      ex->progress();
-    });
-    ex->wait(net.params(), net.grads());
-    ex->update(net.params(), net.grads());
-  }
-  t.params = net.get_params();
-  return t;
-}
-
-std::uint64_t checksum(const std::vector<float>& v) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes
-  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-  for (std::size_t i = 0; i < v.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-// 1 when the workers' checksums differ (collective over the world; servers pass has = false).
-long long checksums_differ(bool has, std::uint64_t mine) {
-  std::vector<unsigned long long> all(static_cast<std::size_t>(world_size()));
-  unsigned long long m = has ? mine : 0, flag = has;
-  std::vector<unsigned long long> flags(all.size());
-  MPI_Allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
-  MPI_Allgather(&flag, 1, MPI_UNSIGNED_LONG_LONG, flags.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
-  long long differ = 0, first = -1;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (!flags[r]) continue;
-    if (first < 0) first = static_cast<long long>(r);
-    differ |= all[r] != all[static_cast<std::size_t>(first)];
-  }
-  return differ;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double d = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(static_cast<double>(a[i]) - b[i]));
-  return d;
-}
 
 // Stated tolerance of "P x B matches 1 x PB": the sums differ only in the order of float additions,
 // so after 4 SGD steps (lr 0.05, momentum 0.9) every weight agrees within 2e-5 absolute
@@ -325,6 +164,64 @@ TEST(Training, ParameterServerAsyncLowersTheLossWithThreeWorkersAndOneServer) {
                 before_max, mean_after);
   EXPECT_LT(mean_after, 0.95 * before_max);
   EXPECT_EQ(bad, 0);
+}
+
+TEST(Staging, DisabledIsTheBufferItselfAndEnabledCopiesExactlyTheRange) {
+  auto backend = make_backend("reference");
+  std::vector<float> buffer(10);
+  std::iota(buffer.begin(), buffer.end(), 1.0f);
+  Staging off(*backend, buffer.size(), false);
+  EXPECT_EQ(off.host(buffer.data()), buffer.data());
+  off.pull(buffer.data(), 0, 10);  // no-ops
+  off.push(buffer.data(), 0, 10);
+  Staging on(*backend, buffer.size(), true);
+  float* host = on.host(buffer.data());
+  ASSERT_NE(host, buffer.data());
+  on.pull(buffer.data(), 3, 4);  // elements 3..6 only
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(host[i], i >= 3 && i < 7 ? buffer[static_cast<std::size_t>(i)] : 0.0f) << i;
+  for (int i = 0; i < 10; ++i) host[i] = -1.0f - static_cast<float>(i);
+  on.push(buffer.data(), 8, 2);  // elements 8, 9 only
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(buffer[static_cast<std::size_t>(i)], i >= 8 ? -1.0f - static_cast<float>(i) : i + 1.0f) << i;
+  EXPECT_THROW(on.pull(buffer.data(), 8, 3), std::logic_error);
+  EXPECT_THROW(on.push(buffer.data(), 11, 1), std::logic_error);
+}
+
+TEST(Staging, CpuBackendsUseHostMemoryAndGpuOnlySchemesRefuseThem) {
+  auto backend = make_backend("reference");
+  for (const ExchangeInfo& e : exchanges()) {
+    if (e.access == BufferAccess::Device) EXPECT_THROW(choose_exchange_memory(e, *backend), UsageError) << e.name;
+    else EXPECT_EQ(choose_exchange_memory(e, *backend), ExchangeMemory::Host) << e.name;
+  }
+  EXPECT_STREQ(exchange_memory_name(ExchangeMemory::HostStaged), "host-staged");
+  const MpiCudaSupport mpi = mpi_cuda_support();
+  if (world_rank() == 0) std::printf("[ info ] CUDA-aware MPI: %s\n", mpi.detail.c_str());
+  EXPECT_FALSE(mpi.detail.empty());
+}
+
+TEST(Staging, StagedExchangesTrainBitIdenticallyToHostOnes) {
+  // What a GPU backend gets for ring, rhd, mpi without CUDA-aware MPI and the parameter servers:
+  // every bucket copied out before its exchange and back before the update. On a CPU backend the
+  // copies are plain copies, so any difference is a staging bug (a range missed, a copy too early).
+  TrainCase c;
+  c.steps = 3;
+  struct Case {
+    std::string scheme;
+    int servers;
+  };
+  std::vector<Case> cases;
+  for (const std::string& s : allreduce_schemes()) cases.push_back({s, 0});
+  if (world_size() >= 2) cases.push_back({"ps-sync", 1});
+  // One worker: asynchronous pushes arrive in a fixed order, so the result is deterministic.
+  if (world_size() == 2) cases.push_back({"ps-async", 1});
+  for (const Case& k : cases)
+    for (double bucket_mb : {0.0, 0.01}) {
+      const Trained host = train_distributed(c, k.scheme, k.servers, bucket_mb, ExchangeMemory::Host);
+      const Trained staged = train_distributed(c, k.scheme, k.servers, bucket_mb, ExchangeMemory::HostStaged);
+      const long long differ = sum_over_ranks(host.params.size() != staged.params.size() ||
+                                              checksum(host.params) != checksum(staged.params));
+      EXPECT_EQ(differ, 0) << k.scheme << " bucket " << bucket_mb << " MiB: staged weights differ from host weights";
+      EXPECT_EQ(sum_over_ranks(host.losses != staged.losses), 0) << k.scheme << ": staged losses differ";
+    }
 }
 
 int main(int argc, char** argv) {

@@ -12,6 +12,8 @@
 
 #include "collectives/check_data.hpp"
 #include "collectives/exchange.hpp"
+#include "collectives/message_buffer.hpp"
+#include "collectives/mpi_cuda.hpp"
 #include "engine/errors.hpp"
 #include "harness/main_wrapper.hpp"
 #include "harness/model_suite.hpp"
@@ -31,6 +33,10 @@ std::vector<OptionSpec> allreduce_options() {
       {"sizes", OptType::String, true, "4,1K,64K,1M,4M,16M", "LIST",
        "message sizes in bytes (multiples of 4; K, M, G = binary multiples)"},
       {"exchange", OptType::String, true, "mpi,ring,rhd", "LIST", "allreduce schemes (see --list)"},
+      {"memory", OptType::Choice, true, "auto", "LIST",
+       "where the message lives: host, device (GPU memory: nccl, or mpi with a CUDA-aware MPI), or auto "
+       "(device for nccl, host for the rest)",
+       "auto|host|device"},
       {"no-check", OptType::Flag, false, "", "", "skip the element-by-element check after the timed loop"},
   };
   std::vector<OptionSpec> timing = timing_options(), output = output_options();
@@ -42,17 +48,56 @@ std::vector<OptionSpec> allreduce_options() {
   return specs;
 }
 
+const char* access_name(BufferAccess a) {
+  switch (a) {
+    case BufferAccess::Host: return "host";
+    case BufferAccess::HostOrCudaAwareMpi: return "host, device if CUDA-aware MPI";
+    case BufferAccess::Device: return "device";
+  }
+  return "?";
+}
+
 void print_list() {
-  std::printf("allreduce schemes (--exchange):\n");
+  std::printf("allreduce schemes (--exchange), with the --memory they take:\n");
   for (const ExchangeInfo& e : exchanges())
-    if (e.make_allreduce) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
+    if (e.make_allreduce) std::printf("  %-10s [%s] %s\n", e.name.c_str(), access_name(e.access), e.description.c_str());
   std::printf("%s\n", kBusBwRule);
+  // Machine-readable for scripts (tests/gpu_options.sh): what --memory device can do here.
+  const MpiCudaSupport mpi = mpi_cuda_support();
+  std::printf("device memory: %s\n", device_memory_built() ? "built" : "not built (no CUDA)");
+  std::printf("CUDA-aware MPI: %s (%s)\n", mpi.run_time ? "yes" : "no", mpi.detail.c_str());
+}
+
+// --memory auto: where the scheme's own kind of memory is.
+bool on_device(const std::string& memory, const ExchangeInfo& scheme) {
+  return memory == "device" || (memory == "auto" && scheme.access == BufferAccess::Device);
+}
+
+// Every --exchange x --memory combination must be runnable; the MPI is asked only when needed.
+void validate_memory(const ExchangeInfo& scheme, const std::string& memory) {
+  const std::string what = std::string("--exchange ").append(scheme.name).append(" --memory ").append(memory);
+  const bool device = on_device(memory, scheme);
+  if (device && !device_memory_built())
+    throw UsageError(std::string(what).append(": this build has no CUDA, so no device memory (use --memory host)"));
+  if (!device && scheme.access == BufferAccess::Device)
+    throw UsageError(std::string(what).append(": ").append(scheme.name).append(" sums GPU memory only (use --memory device or auto)"));
+  if (device && scheme.access == BufferAccess::Host)
+    throw UsageError(std::string(what).append(": ").append(scheme.name)
+                         .append(" adds on the CPU and needs host memory (GPU memory: nccl, or mpi with a CUDA-aware MPI)"));
+  if (device && scheme.access == BufferAccess::HostOrCudaAwareMpi) {
+    const MpiCudaSupport mpi = mpi_cuda_support();
+    if (!mpi.run_time)
+      throw UsageError(std::string(what).append(": this MPI is not CUDA-aware (").append(mpi.detail)
+                           .append("): use --exchange nccl or --memory host"));
+  }
 }
 
 void validate(const Options& o) {
   for (const std::string& name : o.values("exchange"))
     if (!find_exchange(name).make_allreduce)
       throw UsageError("--exchange: '" + name + "' is not an allreduce scheme (hpcnn-scale runs it)");
+  for (const std::string& name : o.values("exchange"))
+    for (const std::string& memory : o.values("memory")) validate_memory(find_exchange(name), memory);
   for (const std::string& s : o.values("sizes")) {
     const std::int64_t bytes = parse_bytes(s);
     if (bytes % 4 != 0) throw UsageError("--sizes: '" + s + "' is not a multiple of 4 bytes (floats are summed)");
@@ -69,19 +114,39 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std:
   const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
   const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
 
+  const ExchangeInfo& info = find_exchange(scheme);
+  const bool device = on_device(p.str("memory"), info);
+
   std::vector<float> input(count), data(count);
   for (std::size_t i = 0; i < count; ++i) input[i] = allreduce_input(seed, rank, i);
-  std::unique_ptr<Allreduce> allreduce = find_exchange(scheme).make_allreduce(comm);
+  // Set-up failures (no GPU, NCCL refusing the placement) fail the point on every rank alike.
+  std::unique_ptr<MessageBuffer> buffer;
+  std::unique_ptr<Allreduce> allreduce;
+  std::string error;
+  try {
+    allreduce = info.make_allreduce(comm);  // collective: nccl names the rank without a GPU
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_failure(comm, error);
+  try {
+    buffer = make_message_buffer(device, count);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_failure(comm, error);
   std::vector<double> times;
   for (int k = 0; k < warmup + iters; ++k) {
     // In place: restore the input before every run (untimed), so the last run's output is checkable.
-    std::copy(input.begin(), input.end(), data.begin());
+    buffer->fill(input);
     MPI_Barrier(comm);
     const auto t0 = std::chrono::steady_clock::now();
-    allreduce->run(data.data(), count);
+    allreduce->run(buffer->data(), count);  // complete on return, on the device too
     const auto t1 = std::chrono::steady_clock::now();
     if (k >= warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
   }
+  allreduce.reset();
+  buffer->read(data);  // device memory: copied back for the check
   // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i on the last rank, so the tests can
   // see the check below fail (tests/scale_suite.sh).
   if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_ELEMENT"); e && rank == size - 1) {
@@ -118,6 +183,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std:
   Record& r = out.record;
   r.set("suite", std::string("hpcnn-allreduce"));
   r.set("exchange", scheme);
+  r.set("exchange_memory", std::string(device ? "device" : "host"));
   r.set("ranks", std::int64_t{size});
   r.set("size_bytes", bytes);
   r.set("iters", o.integer("iters"));
@@ -173,9 +239,11 @@ int run_allreduce_suite(int argc, char** argv) {
       "Allreduce micro-benchmark over the exchange schemes of hpcnn-scale: time (average over\n"
       "iterations; avg/min/max over ranks), algorithm and bus bandwidth per message size. Inputs are\n"
       "small integers from (seed, rank, index); every element of the result is compared with the\n"
-      "exact sum after the timed loop, and any wrong element makes the run exit 1.\n";
+      "exact sum after the timed loop, and any wrong element makes the run exit 1. --memory device\n"
+      "puts the message in GPU memory (copied back for the check): nccl needs it; mpi takes it when\n"
+      "the MPI library is CUDA-aware (asked at run time, see --list); ring and rhd need host memory.\n";
   def.options = options;
-  def.live_columns = {"exchange", "ranks", "size_bytes", "time_avg_us", "time_min_us", "time_max_us",
+  def.live_columns = {"exchange", "exchange_memory", "ranks", "size_bytes", "time_avg_us", "time_min_us", "time_max_us",
                       "algbw_gbs", "busbw_gbs", "wrong"};
   def.print_list = print_list;
   def.validate = validate;

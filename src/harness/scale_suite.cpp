@@ -18,6 +18,7 @@
 #include "engine/network.hpp"
 #include "harness/main_wrapper.hpp"
 #include "harness/model_suite.hpp"
+#include "harness/preflight.hpp"
 #include "harness/provenance.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/suite_runner.hpp"
@@ -49,6 +50,9 @@ std::vector<OptionSpec> scale_options() {
        "measure the 1-rank figure first (rank 0 alone, same settings) for the efficiency column"},
       {"baseline-file", OptType::String, false, "", "FILE",
        "read the 1-rank figure from this result file (a ranks=1 point of the same model, backend, data set and batch)"},
+      {"preflight", OptType::Flag, false, "", "",
+       "check every rank (host, local rank, GPU and bus id, --backend, NCCL, CUDA-aware MPI), print one table and "
+       "exit: 0 when every check that could run passed, 1 otherwise; no timing, no result file"},
   };
   specs.insert(specs.end(), extra.begin(), extra.end());
   const std::vector<OptionSpec> timing = timing_options(), output = output_options();
@@ -63,9 +67,29 @@ void print_list() {
   for (const ExchangeInfo& e : exchanges()) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
 }
 
-void validate(const Options& o) {
+// Names only: what --preflight needs (it reports what works instead of refusing combinations).
+void validate_names(const Options& o) {
   validate_model_names(o);
   for (const std::string& e : o.values("exchange")) find_exchange(e);
+}
+
+void validate(const Options& o) {
+  validate_names(o);
+  // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
+  // through choose_exchange_memory). A backend that cannot be created here fails in its point.
+  for (const std::string& e : o.values("exchange")) {
+    const ExchangeInfo& scheme = find_exchange(e);
+    if (scheme.access != BufferAccess::Device) continue;
+    for (const std::string& b : o.values("backend")) {
+      std::unique_ptr<Backend> backend;
+      try {
+        backend = make_backend(b);
+      } catch (const std::exception&) {
+        continue;
+      }
+      choose_exchange_memory(scheme, *backend);
+    }
+  }
   if (o.flag("baseline") && o.has("baseline-file"))
     throw UsageError("--baseline and --baseline-file: give one of them");
 }
@@ -112,7 +136,8 @@ WorkerTimes train(const Options& o, const SweepPoint& p, const ModelPoint& mp, B
   WorkerTimes t;
   Traffic before;
   auto on_bucket = [&](int b) {
-    backend.synchronize();  // the bucket's gradients must be in memory before MPI reads them
+    // No synchronize here: each exchange orders its reads after the backend's kernels itself
+    // (nccl on the device, the others by synchronizing when the memory is the device's).
     exchange->start_bucket(b, net.params(), net.grads());
     exchange->progress();  // also advances the buckets already in flight
   };
@@ -277,7 +302,19 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   setup.steps = o.integer("warmup") + o.integer("iters");
   setup.optimizer = optimizer_settings(o, p);
   setup.backend = backend.get();
-  std::unique_ptr<Exchange> exchange = scheme.make_exchange(setup);
+  setup.memory = choose_exchange_memory(scheme, *backend);  // UsageError: nccl with a CPU backend
+  // Set-up failures that are not the user's (no GPU, NCCL refusing the placement) fail the point
+  // on every rank together instead of aborting the job.
+  std::unique_ptr<Exchange> exchange;
+  std::string error;
+  try {
+    exchange = scheme.make_exchange(setup);
+  } catch (const UsageError&) {
+    throw;  // the same on every rank (bad --ps-servers): exit 2
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_failure(comm, error);
   const bool synchronous = p.str("exchange") != "ps-async";
 
   WorkerTimes t;
@@ -325,6 +362,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   set_model_fields(r, "hpcnn-scale", mp, *backend, graph, o, size);
   r.set("mode", std::string("train"));
   r.set("exchange", scheme.name);
+  r.set("exchange_memory", std::string(exchange_memory_name(setup.memory)));
   r.set("workers", std::int64_t{workers});
   r.set("ps_servers", std::int64_t{servers});
   r.set("scaling", p.str("scaling"));
@@ -378,6 +416,14 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
 
 int run_scale_suite(int argc, char** argv) {
   static const std::vector<OptionSpec> options = scale_options();
+  {
+    // --preflight answers before the suite runner opens a result file or runs any point.
+    const Options o = parse_options(options, argc, argv);
+    if (o.flag("preflight") && !o.flag("help") && !o.flag("version") && !o.flag("list")) {
+      validate_names(o);
+      return run_preflight(o, MPI_COMM_WORLD);
+    }
+  }
   std::map<std::string, double> baselines;
   SuiteDef def;
   def.program = "hpcnn-scale";
@@ -386,9 +432,12 @@ int run_scale_suite(int argc, char** argv) {
       "forward, backward, communication wait and update; bytes per rank; aggregate images/s (global\n"
       "images / slowest worker's time); overlap of communication with backward; efficiency against\n"
       "the 1-rank figure (--baseline or --baseline-file). Exchange schemes: allreduce per gradient\n"
-      "bucket (mpi, ring, rhd) or a parameter server (ps-sync, ps-async on the last --ps-servers ranks).\n";
+      "bucket (mpi, ring, rhd, nccl) or a parameter server (ps-sync, ps-async on the last --ps-servers\n"
+      "ranks). With a GPU backend, nccl (and mpi when the MPI is CUDA-aware) sum GPU memory directly;\n"
+      "the other schemes copy each gradient bucket through host memory (exchange_memory host-staged).\n"
+      "--preflight checks every rank's GPU, NCCL and CUDA-aware MPI and exits without timing.\n";
   def.options = options;
-  def.live_columns = {"model", "exchange", "ranks", "workers", "batch", "global_batch", "img_per_s",
+  def.live_columns = {"model", "exchange", "exchange_memory", "ranks", "workers", "batch", "global_batch", "img_per_s",
                       "efficiency", "comm_wait_s", "overlap", "iter_median_s"};
   def.print_list = print_list;
   def.validate = validate;

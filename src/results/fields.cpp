@@ -54,7 +54,8 @@ const std::vector<Field>& fields() {
       {"gflops",          F, "GFLOP/s",  "%.1f",   "achieved rate over all ranks: flops_per_image * img_per_s / 1e9"},
       {"peak_rss_mib",    F, "MiB",      "%.1f",   "peak resident memory, largest over ranks (getrusage; per rank: array peak_rss_mib)"},
       // hpcnn-scale and hpcnn-allreduce (issue 6)
-      {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, ps-sync, ps-async)"},
+      {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, nccl, ps-sync, ps-async)"},
+      {"exchange_memory", S, "",         "%s",     "where the exchange's buffers are: host | device | host-staged (GPU data copied through host memory)"},
       {"workers",         I, "",         "%lld",   "ranks that train (ranks minus parameter servers)"},
       {"ps_servers",      I, "",         "%lld",   "parameter-server ranks (0 for allreduce schemes)"},
       {"scaling",         S, "",         "%s",     "weak (batch per worker fixed) | strong (global batch fixed)"},

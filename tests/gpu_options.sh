@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The GPU options wherever the tests run (issue 7): bad combinations are usage errors (exit 2, one
+# line naming the problem, no result file), in CUDA builds and in builds without CUDA alike; a CPU
+# backend's exchange records exchange_memory host; and
+# hpcnn-scale --preflight prints one row per rank under mpirun -np 2, saying "no GPU" and
+# exiting 0 where there is none (and 1 when a GPU was asked for).
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+MPI="timeout 120 mpirun --oversubscribe"
+
+expect() {  # expect STATUS NEEDLE -- command...
+  local want=$1 needle=$2; shift 3
+  local err status
+  err=$("$@" --output "$out/usage" 2>&1 >/dev/null); status=$?
+  # Under mpirun, mpirun may add its own notice: count only the suite's lines.
+  if [ "$status" != "$want" ] || [[ "$err" != *"$needle"* ]] || [ "$(printf '%s' "$err" | grep -c '^hpcnn-')" != 1 ]; then
+    echo "FAIL: $* -> $status (want $want with '$needle'): $err"; fail=1
+  else echo "ok:   $* -> $status: $err"; fi
+  [ "$want" != 2 ] || [ -z "$(ls -A "$out/usage" 2>/dev/null)" ] || { echo "FAIL: $* left files"; fail=1; }
+  rm -rf "$out/usage"
+}
+
+list=$(./hpcnn-allreduce --list)
+echo "$list" | tail -2
+if grep -q '^device memory: built' <<<"$list"; then cuda=1; else cuda=0; fi
+if grep -q '^CUDA-aware MPI: yes' <<<"$list"; then aware=1; else aware=0; fi
+grep -q '^CUDA-aware MPI: \(yes\|no\) (' <<<"$list" || { echo "FAIL: --list has no CUDA-aware MPI line"; fail=1; }
+
+if [ $cuda = 1 ]; then
+  expect 2 "nccl sums GPU memory only" -- ./hpcnn-allreduce --exchange nccl --memory host
+  expect 2 "ring adds on the CPU" -- ./hpcnn-allreduce --exchange ring --memory device
+  expect 2 "rhd adds on the CPU" -- ./hpcnn-allreduce --exchange rhd,mpi --memory host,device
+  [ $aware = 1 ] || expect 2 "this MPI is not CUDA-aware" -- ./hpcnn-allreduce --exchange mpi --memory device
+  expect 2 "backend 'reference' is a CPU backend" -- ./hpcnn-scale --model lenet5 --backend reference --exchange nccl
+else
+  expect 2 "unknown scheme 'nccl'" -- ./hpcnn-allreduce --exchange nccl --memory host
+  expect 2 "this build has no CUDA" -- ./hpcnn-allreduce --exchange ring --memory device
+  expect 2 "this build has no CUDA" -- ./hpcnn-allreduce --exchange mpi --memory device
+fi
+expect 2 "'gpu'" -- ./hpcnn-allreduce --memory gpu
+
+# A CPU backend's exchange works on host memory, and the result says so.
+run $MPI -np 2 ./hpcnn-scale --model lenet5 --backend reference --batch 4 --iters 2 --warmup 1 --exchange ring,ps-sync \
+  --quiet --output "$out/cpu"
+csv=$(./hpcnn-summary --format csv --columns exchange,exchange_memory,status "$out/cpu")
+echo "$csv"
+[ "$(grep -c '^\(ring\|ps-sync\),host,ok$' <<<"$csv")" = 2 ] || { echo "FAIL: want exchange_memory host for ring and ps-sync"; fail=1; }
+
+# Preflight: a header and one row per rank, rank 0 and rank 1.
+$MPI -np 2 ./hpcnn-scale --preflight --backend reference > "$out/pre" 2> "$out/pre.err"
+status=$?
+cat "$out/pre" "$out/pre.err"
+head -1 "$out/pre" | grep -q '^rank  *host  *local  *gpu ' || { echo "FAIL: preflight header"; fail=1; }
+[ "$(grep -c '^[0-9]' "$out/pre")" = 2 ] && grep -q '^0 ' "$out/pre" && grep -q '^1 ' "$out/pre" ||
+  { echo "FAIL: preflight: want one row for rank 0 and one for rank 1"; fail=1; }
+if [ "$(grep -c '^[01] .*no GPU: ' "$out/pre")" = 2 ]; then
+  # No GPU here: the GPU checks are skipped, which is not a failure unless a GPU was asked for.
+  [ "$status" = 0 ] && grep -q '^preflight: ok; GPU checks skipped: ' "$out/pre" ||
+    { echo "FAIL: preflight without GPU -> $status, want 0 and 'GPU checks skipped'"; fail=1; }
+  if [ $cuda = 1 ]; then
+    expect 1 "preflight failed: rank 0: a GPU was asked for" -- ./hpcnn-scale --preflight --exchange nccl --backend reference
+    # nccl without a GPU: the point fails on every rank with the reason, exit 1.
+    expect 1 "sees no GPU" -- $MPI -np 2 ./hpcnn-allreduce --exchange nccl --sizes 4 --iters 1 --warmup 0 --quiet
+  fi
+else
+  # A GPU machine: the status must match the verdict line (nccl_collectives.sh checks the rest).
+  if { [ "$status" = 0 ] && grep -q '^preflight: ok' "$out/pre"; } ||
+     { [ "$status" = 1 ] && grep -q '^preflight: FAILED: ' "$out/pre"; }; then echo "ok:   preflight with GPUs -> $status"
+  else echo "FAIL: preflight with GPUs -> $status, verdict line does not match"; fail=1; fi
+fi
+exit $fail
