@@ -61,6 +61,13 @@ class ModelVsReference : public ::testing::TestWithParam<std::tuple<std::string,
 // values per batch-norm channel to keep the normalization well conditioned).
 TEST_P(ModelVsReference, ForwardAndBackwardMatch) {
   const auto& [backend_name, mc] = GetParam();
+  // ResNet-50 at batch 4 normalizes its last stages over 16 values per channel (2x2 pixels x 4
+  // images): batch norm there amplifies rounding about 25x more than in ResNet-18 (measured on an
+  // H100: fp32 logits 7e-5 vs 2.6e-6). At TF32/BF16 rounding that amplified error is of order 1
+  // (logits 5e-2 / 4e-1), which cannot be told from a wiring error; their wiring is the fp32
+  // variants' (same code, same NHWC layout), and every layer is checked at TF32/BF16 in test_backends.
+  if (mc.model.starts_with("resnet50") && test::find_variant(backend_name).settings.precision != Precision::Fp32)
+    GTEST_SKIP() << "resnet50 at reduced precision: batch-4 batch norm amplifies rounding to order 1 (see comment)";
   ModelConfig cfg;
   cfg.input = {1, 3, mc.image, mc.image};
   const Graph graph = build_model(mc.model, cfg);
@@ -280,3 +287,68 @@ TEST_P(InferenceWeights, SetParamsTakesEffectAndRepeatedPassesAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, InferenceWeights, ::testing::ValuesIn(all_backends()));
+
+// The executor's backward wiring checked against finite differences of the loss, for a small
+// residual network: an output read by two consumers (gradients accumulated), outputs read only by
+// an Add (their gradient buffer is the Add's, network.cpp), a 1x1 projection shortcut. tanh keeps
+// the loss smooth, so central differences with step 1e-2 are accurate to ~1e-4 relative.
+// Rule per tensor: |g - fd| <= 2e-3 * max|fd| + 5e-3 * |fd|.
+class NetworkGradients : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NetworkGradients, ResidualNetworkMatchesFiniteDifferences) {
+  if (test::find_variant(GetParam()).settings.precision != Precision::Fp32)
+    GTEST_SKIP() << "finite differences need fp32 arithmetic";
+  Graph g({1, 3, 6, 6});
+  const int a = g.tanh(g.batch_norm(g.conv(g.input(), 4, 3, 1, 1, true)));
+  const int b = g.batch_norm(g.conv(a, 4, 3, 1, 1, false));
+  const int skip = g.conv(g.input(), 4, 1, 1, 0, false);
+  const int t = g.tanh(g.add(b, skip));
+  const int out = g.add(t, a);  // `a` feeds the conv and this add
+  g.softmax_cross_entropy(g.fully_connected(g.global_avg_pool(out), 3));
+  g.finalize();
+  auto backend = make_test_backend(GetParam());
+  NetworkOptions o;
+  o.batch = 2;
+  o.input_grad = true;
+  o.seed = 21;
+  Network net(*backend, g, o);
+  SyntheticData data(g.input_shape(), 3, 2, 5);
+  std::vector<float> input(data.images(0), data.images(0) + g.input_shape().per_sample() * 2);
+  const std::int32_t* labels = data.labels(0);
+  net.set_input(input.data(), labels);
+  net.forward();
+  net.backward();
+  const std::vector<float> grads = net.get_grads(), dinput = net.read_input_grad();
+  std::vector<float> params = net.get_params();
+  const double eps = 1e-2;
+  auto loss_at = [&](const std::vector<float>& p, const std::vector<float>& x) {
+    net.set_params(p);
+    net.set_input(x.data(), labels);
+    return static_cast<double>(net.forward());
+  };
+  auto compare = [&](const char* what, const std::vector<float>& analytic, std::vector<float>& values, bool is_input) {
+    std::vector<double> fd(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float keep = values[i];
+      values[i] = keep + static_cast<float>(eps);
+      const double up = is_input ? loss_at(params, values) : loss_at(values, input);
+      values[i] = keep - static_cast<float>(eps);
+      const double down = is_input ? loss_at(params, values) : loss_at(values, input);
+      values[i] = keep;
+      fd[i] = (up - down) / (2 * eps);
+    }
+    double scale = 0, worst = 0;
+    for (double f : fd) scale = std::max(scale, std::fabs(f));
+    for (std::size_t i = 0; i < fd.size(); ++i) {
+      const double allowed = 2e-3 * scale + 5e-3 * std::fabs(fd[i]);
+      worst = std::max(worst, std::fabs(analytic[i] - fd[i]) / allowed);
+      EXPECT_LE(std::fabs(analytic[i] - fd[i]), allowed) << what << "[" << i << "] analytic " << analytic[i] << " fd " << fd[i];
+    }
+    std::printf("[ rule ] %s %s: |g - fd| <= 2e-3 max|fd| + 5e-3 |fd|; worst error/allowed %.3f (max|fd| %.3g)\n",
+                GetParam().c_str(), what, worst, scale);
+  };
+  compare("parameters", grads, params, false);
+  compare("input", dinput, input, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, NetworkGradients, ::testing::ValuesIn(all_backends()));

@@ -169,6 +169,8 @@ class CudaBackend final : public Backend {
             {"cuda_precision", precision_name(s.precision)},
             {"cuda_layout", ctx_->act_nhwc ? "nhwc" : "nchw"},
             {"cudnn_algorithms", s.cudnn_benchmark ? "benchmark (fastest measured)" : "heuristics"},
+            {"cudnn_conv_api", ctx_->graph_api ? "graph (engine heuristics mode A; legacy calls where no plan builds)"
+                                               : "legacy (HPCNN_CUDNN_API=legacy)"},
             {"cudnn_workspace_limit_mib", std::to_string(ctx_->workspace_limit >> 20)}};
   }
 

@@ -24,12 +24,16 @@ class BatchNormOp final : public Op {
     const std::size_t cb = std::size_t(shape_.c) * sizeof(float);
     running_mean_ = c->alloc(cb);
     running_var_ = c->alloc(cb);
+    scale_ = c->alloc(cb);
+    shift_ = c->alloc(cb);
     const std::vector<float> ones(std::size_t(shape_.c), 1.0f);
     check(cudaMemcpyAsync(running_var_.get(), ones.data(), cb, cudaMemcpyHostToDevice, c->stream), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(c->stream), "cudaStreamSynchronize");
     if (mode != Mode::Train) return;
     save_mean_ = c->alloc(cb);
     save_inv_var_ = c->alloc(cb);
+    dscale_ = c->alloc(cb);
+    dshift_ = c->alloc(cb);
     Context& cx = *c;
     check_cudnn(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
                     cx.cudnn, bn_mode_, CUDNN_BATCHNORM_OPS_BN, desc_.d, nullptr, desc_.d, param_desc_, nullptr, &fwd_ws_),
@@ -51,6 +55,12 @@ class BatchNormOp final : public Op {
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
     const float* scale = ctx.weights;
     const float* shift = ctx.weights + shape_.c;
+    if (!aligned(scale) || !aligned(shift)) {  // copies in aligned buffers (a few KiB)
+      check(cudaMemcpyAsync(scale_.get(), scale, cbytes(), cudaMemcpyDeviceToDevice, c.stream), "cudaMemcpyAsync");
+      check(cudaMemcpyAsync(shift_.get(), shift, cbytes(), cudaMemcpyDeviceToDevice, c.stream), "cudaMemcpyAsync");
+      scale = static_cast<const float*>(scale_.get());
+      shift = static_cast<const float*>(shift_.get());
+    }
     if (mode_ != Mode::Train) {
       check_cudnn(cudnnBatchNormalizationForwardInference(c.cudnn, bn_mode_, &one, &zero, desc_.d, x, desc_.d,
                                                           ctx.dst->data, param_desc_, scale, shift, running_mean_.get(),
@@ -74,16 +84,34 @@ class BatchNormOp final : public Op {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     void* dx = dx_t && same_memory(shape_, l_, layout_of(*dx_t)) ? dx_t->data
                                                                   : c.scratch(2, shape_.count() * elem_bytes(l_));
+    // Forward left aligned copies of scale and shift when the originals are not aligned.
+    const bool copies = !aligned(ctx.weights) || !aligned(ctx.weights + shape_.c);
+    const float* scale = copies ? static_cast<const float*>(scale_.get()) : ctx.weights;
+    const float* shift = copies ? static_cast<const float*>(shift_.get()) : ctx.weights + shape_.c;
+    float* dscale = ctx.diff_weights;
+    float* dshift = ctx.diff_weights + shape_.c;
+    const bool grad_copies = !aligned(dscale) || !aligned(dshift);
+    if (grad_copies) {
+      dscale = static_cast<float*>(dscale_.get());
+      dshift = static_cast<float*>(dshift_.get());
+    }
     check_cudnn(cudnnBatchNormalizationBackwardEx(
                     c.cudnn, bn_mode_, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, desc_.d, x, desc_.d,
-                    ctx.dst->data, desc_.d, dy, nullptr, nullptr, desc_.d, dx, param_desc_, ctx.weights,
-                    ctx.weights + shape_.c, ctx.diff_weights, ctx.diff_weights + shape_.c, attr_.eps, save_mean_.get(),
-                    save_inv_var_.get(), nullptr, c.workspace(bwd_ws_), bwd_ws_, reserve_.get(), reserve_bytes_),
+                    ctx.dst->data, desc_.d, dy, nullptr, nullptr, desc_.d, dx, param_desc_, scale, shift, dscale,
+                    dshift, attr_.eps, save_mean_.get(), save_inv_var_.get(), nullptr, c.workspace(bwd_ws_), bwd_ws_,
+                    reserve_.get(), reserve_bytes_),
                 "cudnnBatchNormalizationBackwardEx");
+    if (grad_copies) {
+      check(cudaMemcpyAsync(ctx.diff_weights, dscale, cbytes(), cudaMemcpyDeviceToDevice, c.stream), "cudaMemcpyAsync");
+      check(cudaMemcpyAsync(ctx.diff_weights + shape_.c, dshift, cbytes(), cudaMemcpyDeviceToDevice, c.stream),
+            "cudaMemcpyAsync");
+    }
     if (dx_t && dx != dx_t->data) store_as(c, dx, l_, *dx_t);
   }
 
  private:
+  std::size_t cbytes() const { return std::size_t(shape_.c) * sizeof(float); }
+
   ContextPtr c_;
   OpAttr attr_;
   Mode mode_;
@@ -93,6 +121,7 @@ class BatchNormOp final : public Op {
   cudnnTensorDescriptor_t param_desc_ = nullptr;
   cudnnBatchNormMode_t bn_mode_ = CUDNN_BATCHNORM_SPATIAL;
   DeviceBuffer running_mean_, running_var_, save_mean_, save_inv_var_, reserve_;
+  DeviceBuffer scale_, shift_, dscale_, dshift_;  // aligned copies, used when the parameters are not
   std::size_t fwd_ws_ = 0, bwd_ws_ = 0, reserve_bytes_ = 0;
 };
 

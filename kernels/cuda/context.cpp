@@ -1,6 +1,7 @@
 #include "kernels/cuda/context.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "engine/errors.hpp"
@@ -57,6 +58,12 @@ Context::Context(const BackendSettings& s, int dev) : device(dev), settings(s) {
   gemm_compute = s.precision == Precision::Fp32 ? CUBLAS_COMPUTE_32F_PEDANTIC
                  : s.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                   : CUBLAS_COMPUTE_32F;
+  if (const char* api = std::getenv("HPCNN_CUDNN_API")) {
+    const std::string v = api;
+    if (v == "legacy") graph_api = false;
+    else if (v != "graph" && !v.empty())
+      throw UsageError("HPCNN_CUDNN_API must be 'graph' or 'legacy', not '" + v + "'");
+  }
   std::size_t free_b = 0, total = 0;
   check(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo");
   // A quarter of the free memory, at most 1 GiB: every algorithm cuDNN ranks first for ResNet

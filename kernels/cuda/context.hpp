@@ -54,6 +54,9 @@ struct Context {
   bool act_nhwc = false, act_bf16 = false;
   cudnnMathType_t conv_math = CUDNN_FMA_MATH;
   cublasComputeType_t gemm_compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+  // Convolutions through cuDNN's graph API (default), or the legacy cudnnConvolution* calls
+  // (HPCNN_CUDNN_API=legacy; also each convolution's fallback when no graph plan builds).
+  bool graph_api = true;
 
   // ---- tracked allocator ----
   DeviceBuffer alloc(std::size_t bytes);  // zeroed; throws RuntimeError naming the size when out of memory
@@ -83,6 +86,10 @@ struct Context {
   std::size_t scratch_size_[4] = {};
 };
 using ContextPtr = std::shared_ptr<Context>;
+
+// cuDNN's vectorized kernels fault ("misaligned address") on parameter pointers that are not
+// aligned: a node's parameters sit at arbitrary float offsets in the network's buffer.
+inline bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 256 == 0; }
 
 // ---- layout helpers used by the ops ----
 // Pointer to t's data in layout `want`: t itself when the bytes match, else a converted copy in

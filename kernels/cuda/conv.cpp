@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/errors.hpp"
+#include "kernels/cuda/conv_graph.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/ops.hpp"
@@ -82,18 +83,42 @@ class ConvOp final : public Op {
     weight_count_ = std::size_t(wargs_.o) * wargs_.i * wargs_.kh * wargs_.kw;
     converted_ = l_.nhwc || l_.bf16;
     if (!c->settings.cudnn_benchmark) choose_by_heuristics(mode);
+    if (c->graph_api) {  // preferred; the legacy calls stay as the fallback of each direction
+      const Shape wshape{wargs_.o, wargs_.i, wargs_.kh, wargs_.kw};
+      const bool tc = c->settings.precision != Precision::Fp32;
+      auto make = [&](ConvKind k) {
+        auto g = std::make_unique<GraphConv>(*c, k, in_, wshape, out_, attr_, l_, tc);
+        return g->ok() ? std::move(g) : nullptr;
+      };
+      g_fwd_ = make(ConvKind::Forward);
+      if (mode == Mode::Train) {
+        g_bwd_data_ = make(ConvKind::BackwardData);
+        g_bwd_filter_ = make(ConvKind::BackwardFilter);
+      }
+    }
   }
 
   void forward(const OpContext& ctx) override {
     Context& c = *c_;
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
     const void* w = weights(ctx);
-    if (!chosen_fwd_) benchmark_forward(x, w, ctx.dst->data);
+    if (g_fwd_) {
+      if (!tuned_fwd_ && c.settings.cudnn_benchmark) g_fwd_->autotune(const_cast<void*>(x), const_cast<void*>(w), ctx.dst->data);
+      tuned_fwd_ = true;
+      g_fwd_->run(const_cast<void*>(x), const_cast<void*>(w), ctx.dst->data);
+    } else {
+      forward_legacy(x, w, ctx.dst->data);
+    }
+    if (attr_.bias) bias_forward(out_, {l_.nhwc, l_.bf16}, ctx.dst->data, ctx.weights + weight_count_, c.stream);
+  }
+
+  void forward_legacy(const void* x, const void* w, void* y) {
+    Context& c = *c_;
+    if (!chosen_fwd_) benchmark_forward(x, w, y);
     static const float one = 1.0f, zero = 0.0f;
     check_cudnn(cudnnConvolutionForward(c.cudnn, &one, x_desc_.d, x, w_desc_.d, w, fwd_.d, fwd_algo_,
-                                        c.workspace(fwd_ws_), fwd_ws_, &zero, y_desc_.d, ctx.dst->data),
+                                        c.workspace(fwd_ws_), fwd_ws_, &zero, y_desc_.d, y),
                 "cudnnConvolutionForward");
-    if (attr_.bias) bias_forward(out_, {l_.nhwc, l_.bf16}, ctx.dst->data, ctx.weights + weight_count_, c.stream);
   }
 
   void backward(const OpContext& ctx) override {
@@ -101,29 +126,46 @@ class ConvOp final : public Op {
     static const float one = 1.0f, zero = 0.0f;
     const void* dy = as_layout(c, *ctx.diff_dst, l_, 1);
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
-    const void* w = converted_ ? wcopy_.get() : ctx.weights;
+    const void* w = copied_ ? wcopy_.get() : ctx.weights;
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
-    void* dw = converted_ ? dw_buf() : ctx.diff_weights;
+    const bool dw_copy = converted_ || !aligned(ctx.diff_weights);
+    void* dw = dw_copy ? dw_buf() : ctx.diff_weights;
     void* dx = nullptr;
     if (dx_t) dx = same_memory(in_, l_, layout_of(*dx_t)) ? dx_t->data : c.scratch(2, in_.count() * elem_bytes(l_));
-    if (!chosen_bwd_) benchmark_backward(x, dy, w, dw, dx);
-    check_cudnn(cudnnConvolutionBackwardFilter(c.cudnn, &one, x_desc_.d, x, y_desc_.d, dy, bwd_filter_.d,
+    const bool tune = !tuned_bwd_ && c.settings.cudnn_benchmark;
+    tuned_bwd_ = true;
+    if ((!g_bwd_filter_ || (dx_t && !g_bwd_data_)) && !chosen_bwd_) benchmark_backward(x, dy, w, dw, dx);
+    void* xm = const_cast<void*>(x);
+    void* dym = const_cast<void*>(dy);
+    void* wm = const_cast<void*>(w);
+    if (g_bwd_filter_) {
+      if (tune) g_bwd_filter_->autotune(xm, dw, dym);
+      g_bwd_filter_->run(xm, dw, dym);
+    } else {
+      check_cudnn(cudnnConvolutionBackwardFilter(c.cudnn, &one, x_desc_.d, x, y_desc_.d, dy, bwd_filter_.d,
                                                bwd_filter_algo_, c.workspace(bwd_filter_ws_), bwd_filter_ws_, &zero,
                                                w_desc_.d, dw),
                 "cudnnConvolutionBackwardFilter");
-    if (converted_)
+    }
+    if (dw_copy)
       weights_from(dw, {l_.nhwc, l_.bf16}, ctx.diff_weights, wargs_.o, wargs_.i, wargs_.kh, wargs_.kw, c.stream);
     if (attr_.bias) bias_backward(out_, {l_.nhwc, l_.bf16}, dy, ctx.diff_weights + weight_count_, c.stream);
     if (!dx_t) return;
-    check_cudnn(cudnnConvolutionBackwardData(c.cudnn, &one, w_desc_.d, w, y_desc_.d, dy, bwd_data_.d, bwd_data_algo_,
-                                             c.workspace(bwd_data_ws_), bwd_data_ws_, &zero, x_desc_.d, dx),
-                "cudnnConvolutionBackwardData");
+    if (g_bwd_data_) {
+      if (tune) g_bwd_data_->autotune(dx, wm, dym);
+      g_bwd_data_->run(dx, wm, dym);
+    } else {
+      check_cudnn(cudnnConvolutionBackwardData(c.cudnn, &one, w_desc_.d, w, y_desc_.d, dy, bwd_data_.d, bwd_data_algo_,
+                                               c.workspace(bwd_data_ws_), bwd_data_ws_, &zero, x_desc_.d, dx),
+                  "cudnnConvolutionBackwardData");
+    }
     if (dx != dx_t->data) store_as(c, dx, l_, *dx_t);
   }
 
  private:
   const void* weights(const OpContext& ctx) {
-    if (!converted_) return ctx.weights;
+    copied_ = converted_ || !aligned(ctx.weights);
+    if (!copied_) return ctx.weights;
     return wcopy_.update(*c_, ctx.weights, ctx.params_version, convert_weights, &wargs_, weight_count_ * elem_bytes(l_));
   }
   void* dw_buf() {
@@ -213,10 +255,13 @@ class ConvOp final : public Op {
   FilterDesc w_desc_;
   ConvDesc fwd_, bwd_data_, bwd_filter_;
   std::size_t weight_count_ = 0;
-  bool converted_ = false;
+  bool converted_ = false;  // the layout needs other weights than the canonical ones
+  bool copied_ = false;     // this step's forward used wcopy_ (converted, or for alignment)
   WeightCopy wcopy_;
   DeviceBuffer dw_;
   bool chosen_fwd_ = false, chosen_bwd_ = false;
+  std::unique_ptr<GraphConv> g_fwd_, g_bwd_data_, g_bwd_filter_;  // null: legacy calls
+  bool tuned_fwd_ = false, tuned_bwd_ = false;
   cudnnConvolutionFwdAlgo_t fwd_algo_{};
   cudnnConvolutionBwdDataAlgo_t bwd_data_algo_{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo_{};

@@ -62,8 +62,8 @@ class AddOp final : public Op {
   }
 
   void backward(const OpContext& x) override {
-    for (Tensor* ds : x.diff_src)
-      if (ds) copy_desc(copier_, x.diff_dst->data, desc_of(*x.diff_dst), ds->data, desc_of(*ds));
+    for (Tensor* ds : x.diff_src)  // a shared buffer (network.cpp) needs no copy
+      if (ds && ds->data != x.diff_dst->data) copy_desc(copier_, x.diff_dst->data, desc_of(*x.diff_dst), ds->data, desc_of(*ds));
   }
 
  private:

@@ -29,6 +29,7 @@ class AddOp final : public Op {
       Tensor* dx = ctx.diff_src[k];
       if (!dx) continue;
       expect_shape(dx, shape_, name_, "diff_src");
+      if (dx->data == ctx.diff_dst->data) continue;  // the executor shares the buffer (network.cpp)
       std::memcpy(dx->data, ctx.diff_dst->data, shape_.count() * sizeof(float));
     }
   }

@@ -59,9 +59,18 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
     for (std::size_t i = count - 1; i >= 1; --i) {
       const Node& node = nodes[i];
       if (node.kind != OpKind::SoftmaxCrossEntropy || i != count - 1) {
-        s.diffs[i].shape = s.acts[i].shape;
-        s.diffs[i].layout = s.acts[i].layout;
-        backend_.allocate(s.diffs[i]);
+        // An output read only by an Add has the Add's output gradient: share that buffer, so the
+        // Add's backward has nothing to copy for this input (ops skip a copy onto itself).
+        const std::vector<int> users = graph_.consumers(static_cast<int>(i));
+        const auto k = users.size() == 1 ? static_cast<std::size_t>(users[0]) : 0;
+        if (k && nodes[k].kind == OpKind::Add && s.diffs[k].data && s.acts[k].layout == s.acts[i].layout &&
+            s.acts[k].shape == s.acts[i].shape) {
+          s.diffs[i] = s.diffs[k];
+        } else {
+          s.diffs[i].shape = s.acts[i].shape;
+          s.diffs[i].layout = s.acts[i].layout;
+          backend_.allocate(s.diffs[i]);
+        }
       }
       for (int j : node.inputs) {
         const auto ju = static_cast<std::size_t>(j);
