@@ -21,3 +21,15 @@ fi
 # Threads: all cores of a node unless told (THREADS=1,2,... sweeps).
 THREADS=${THREADS:-$(nproc)}
 run() { echo "+ $HPCNN_LAUNCH $*"; $HPCNN_LAUNCH "$@"; }
+# GPU part of an experiment: runs when this build has the cuda backend and the node a GPU
+# (GPU=0 skips it, GPU=1 insists). PRECISIONS: the --precision list of GPU runs.
+PRECISIONS=${PRECISIONS:-fp32,tf32,bf16}
+have_gpu() {
+  [ "${GPU:-auto}" = 0 ] && return 1
+  if "$HPCNN_BIN/hpcnn-train" --list | grep -q '^  cuda ' && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "${GPU:-auto}" = 1 ]; then echo "GPU=1 but this build has no cuda backend or the node no GPU" >&2; exit 1; fi
+  echo "(no cuda backend or no GPU here: GPU part skipped)"
+  return 1
+}

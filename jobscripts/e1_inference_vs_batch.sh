@@ -13,4 +13,9 @@ OUT=${OUT:-results/e1}
 BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
 run "$HPCNN_BIN/hpcnn-infer" --model resnet50 --backend dnnl --dataset cifar10,imagenet \
     --batch "$BATCHES" --threads "1,$THREADS" --iters "${ITERS:-64}" --warmup 10 --output "$OUT"
-"$HPCNN_BIN/hpcnn-summary" --columns model,dataset,threads,batch,img_per_s,iter_median_s,iter_p95_s "$OUT"
+if have_gpu; then
+  run "$HPCNN_BIN/hpcnn-infer" --model resnet50 --backend cuda --precision "$PRECISIONS" --cudnn-benchmark \
+      --dataset cifar10,imagenet --batch "${GPU_BATCHES:-1,2,4,8,16,32,64,128,256}" --iters "${ITERS:-64}" \
+      --warmup 10 --output "$OUT"
+fi
+"$HPCNN_BIN/hpcnn-summary" --columns model,dataset,backend,precision,threads,batch,img_per_s,iter_median_s,iter_p95_s "$OUT"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # E5 (paper 000 §4.6.1, Fig 5): synchronous scaling over 1, 2, 4, 8 ranks (one device each),
-# ResNet-50, CIFAR-10 shapes, global batch 1024 (strong scaling). On GPUs use the NCCL exchange
-# once the GPU issue adds it (EXCHANGE=nccl BACKEND=cuda); until then CPU ranks with ring allreduce.
+# ResNet-50, CIFAR-10 shapes, global batch 1024 (strong scaling). On GPUs (one rank per GPU, the
+# rank's GPU chosen by its local rank): BACKEND=cuda EXCHANGE=nccl,ring,mpi PRECISION=bf16; first a
+# --preflight that checks every rank's GPU, NCCL and CUDA-aware MPI. Default: CPU ranks, ring.
 # Quick local check: MODEL=lenet5 GLOBAL=64 ITERS=5 RANKS="1 2 4" ./jobscripts/e5_mpirun.sh
 set -euo pipefail
 BIN=${HPCNN_BIN:-$(cd "$(dirname "$0")/.." && pwd)}
 OUT=${OUT:-results/e5}
+if [ "${BACKEND:-dnnl}" = cuda ]; then
+  mpirun -np "$(echo ${RANKS:-1 2 4 8} | awk '{print $NF}')" ${HOSTFILE:+--hostfile $HOSTFILE} "$BIN/hpcnn-scale" \
+    --preflight --backend cuda --exchange "${EXCHANGE:-nccl}"
+fi
 for n in ${RANKS:-1 2 4 8}; do
   mpirun -np "$n" --oversubscribe ${HOSTFILE:+--hostfile $HOSTFILE} "$BIN/hpcnn-scale" --model "${MODEL:-resnet50}" \
-    --dataset cifar10 --backend "${BACKEND:-dnnl}" --exchange "${EXCHANGE:-ring}" --scaling strong --batch "${GLOBAL:-1024}" \
+    --dataset cifar10 --backend "${BACKEND:-dnnl}" --precision "${PRECISION:-fp32}" --exchange "${EXCHANGE:-ring}" --scaling strong --batch "${GLOBAL:-1024}" \
     --iters "${ITERS:-20}" --warmup 3 --baseline --output "$OUT"
 done
 # Fig 5: images/s and efficiency against ranks, with the linear line.
