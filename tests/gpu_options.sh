@@ -37,6 +37,11 @@ else
   expect 2 "this build has no CUDA" -- ./hpcnn-allreduce --exchange mpi --memory device
 fi
 expect 2 "'gpu'" -- ./hpcnn-allreduce --memory gpu
+# GPU-only settings with a CPU backend, in every build.
+expect 2 "--precision bf16: backend 'reference' computes in fp32 only" -- ./hpcnn-train --backend reference --precision fp32,bf16
+expect 2 "--cudnn-benchmark: backend 'reference' is not a GPU backend" -- ./hpcnn-infer --backend reference --cudnn-benchmark
+expect 2 "--layout nhwc: backend 'reference' is not a GPU backend" -- ./hpcnn-train --backend reference --layout nhwc
+expect 2 "'fp16'" -- ./hpcnn-train --backend reference --precision fp16
 
 # A CPU backend's exchange works on host memory, and the result says so.
 run $MPI -np 2 ./hpcnn-scale --model lenet5 --backend reference --batch 4 --iters 2 --warmup 1 --exchange ring,ps-sync \

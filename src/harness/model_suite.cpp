@@ -99,6 +99,17 @@ void validate_model_names(const Options& o) {
     }
     if (!found) throw UsageError(std::string("--backend: unknown backend '") + b + "' (available: " + available + ")");
   }
+  // GPU-only settings, before any work: every point of the sweep combines every backend with them.
+  for (const std::string& b : o.values("backend")) {
+    bool gpu = false;
+    for (const BackendInfo& info : backends()) gpu = gpu || (info.name == b && info.gpu);
+    if (gpu) continue;
+    for (const std::string& p : o.values("precision"))
+      if (p != "fp32")
+        throw UsageError("--precision " + p + ": backend '" + b + "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
+    if (o.flag("cudnn-benchmark")) throw UsageError("--cudnn-benchmark: backend '" + b + "' is not a GPU backend");
+    if (o.str("layout") != "auto") throw UsageError("--layout " + o.str("layout") + ": backend '" + b + "' is not a GPU backend");
+  }
 }
 
 ModelPoint model_point(const Options& o, const SweepPoint& p) {
