@@ -9,8 +9,8 @@
 # Slurm: sbatch jobscripts/e7_convergence_repeats.sh; elsewhere: NP=1 jobscripts/e7_convergence_repeats.sh
 #   DATA    CIFAR-10 binary folder or name (default cifar10: $HPCNN_DATA/cifar10, /usr/share/datasets/cifar10)
 #   EPOCHS  epochs per repeat (default 30); MODEL (default resnet18-cifar); REPEAT (default 5)
-# Batch-norm models are evaluated with batch statistics (test_eval = batch-stats) until the engine
-# exports BN running statistics; see docs/RESULTS.md.
+# Batch-norm models are evaluated in inference mode with their running statistics (test_eval =
+# inference, as PyTorch's model.eval()); see docs/RESULTS.md.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 OUT=${OUT:-results/e7}

@@ -6,7 +6,11 @@
 #     next sweep point still runs and is ok; the run exits 0;
 #  3. --repeat 2 gives two points with seeds 1 and 2; --preset fills in the framework's settings;
 #  4. two MPI ranks train on the shards of the same subset;
-#  5. bad --data values: one-line errors, exit 2.
+#  5. bad --data values: one-line errors, exit 2;
+#  6. a batch-norm model (resnet18) is evaluated in inference mode with the running statistics it
+#     learned (test_eval = inference): >= 40 % test accuracy after one epoch on 1,000 images (59 %
+#     measured; evaluated with the initial statistics 0 / 1 instead it gets 9 %, chance), also on
+#     two ranks (the running statistics of rank 0 go to every rank before evaluating).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 data=/usr/share/datasets/fashion-mnist
 [ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"; exit 77; }
@@ -63,4 +67,17 @@ for bad in "$empty" "$out/missing-dir/" "no-such-set"; do
   [ $rc = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] || { echo "FAIL: --data $bad: exit $rc, '$err'"; fail=1; }
 done
 [ ! -e "$out/bad" ] || [ -z "$(ls -A "$out/bad")" ] || { echo "FAIL: a result file was left for bad --data"; fail=1; }
+# 6. batch norm evaluated with its running statistics (1,000 = 31 batches of 32 + a short one of 8:
+# the short batch's network shares the running statistics too)
+bn=(--data fashion-mnist --model resnet18 --backend "$backend" --threads 1 --image-size 32 --quiet
+    --batch 32 --optimizer adam --lr 0.001 --epochs 1)
+run ./hpcnn-train "${bn[@]}" --train-limit 1000 --test-limit 500 --output "$out/bn"
+got=$(./hpcnn-summary --format csv --columns test_eval,status,test_acc "$out/bn" | tail -1)
+echo "batch norm: test_eval,status,test_acc = $got"
+IFS=, read -r eval_kind status acc <<<"$got"
+[ "$eval_kind" = inference ] && [ "$status" = ok ] || { echo "FAIL: resnet18: test_eval,status = $eval_kind,$status"; fail=1; }
+awk -v a="$acc" 'BEGIN {exit !(a >= 40)}' || { echo "FAIL: resnet18 test accuracy $acc % < 40 % (running statistics not used?)"; fail=1; }
+run mpirun -np 2 --oversubscribe ./hpcnn-train "${bn[@]}" --train-limit 400 --test-limit 200 --output "$out/bn-mpi"
+got=$(./hpcnn-summary --format csv --columns ranks,test_eval,status "$out/bn-mpi" | tail -1)
+[ "$got" = "2,inference,ok" ] || { echo "FAIL: resnet18 on 2 ranks: ranks,test_eval,status = $got"; fail=1; }
 exit $fail

@@ -114,6 +114,9 @@ struct OpProblem {
   std::vector<bool> need_diff_src;       // per input; empty means "all inputs" (false -> nullptr)
   std::uint64_t seed = 42, step = 0;     // dropout mask
   int node = 0;                          // OpContext::node; 0 means "the node id, in.size()"
+  // BatchNorm: running statistics the op starts from (C values each); empty means PyTorch's
+  // initial mean 0 / variance 1. A network keeps them in its buffers; here OpRun owns them.
+  std::vector<float> running_mean, running_var;
 
   Node make() const { return make_node(kind, attr, in); }
   int node_id() const { return node != 0 ? node : static_cast<int>(in.size()); }
@@ -148,6 +151,13 @@ inline OpProblem make_problem(OpKind kind, const OpAttr& attr, std::vector<Shape
     const float bound = static_cast<float>(1.0 / std::sqrt(fan_in));
     p.weights = random_vector(np, seed, -bound, bound, 202);
   }
+  if (kind == OpKind::BatchNorm) {
+    // Away from the initial 0 / 1, so an op that ignores the given statistics in inference (or
+    // restarts from 0 / 1 in training) differs from the reference.
+    const std::size_t c = np / 2;
+    p.running_mean = random_vector(c, seed, -0.5f, 0.5f, 205);
+    p.running_var = random_vector(c, seed, 0.5f, 2.0f, 206);
+  }
   if (kind == OpKind::SoftmaxCrossEntropy) {
     Rng rng(seed, 203);
     for (int i = 0; i < p.in[0].n; ++i)
@@ -167,6 +177,52 @@ struct OpResult {
   std::vector<float> diff_weights;           // empty without parameters or backward
   float loss = 0.0f;                         // SoftmaxCrossEntropy only
   std::int64_t correct = 0;
+  std::vector<float> running_mean, running_var;  // BatchNorm: after forward (updated in Train)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Running statistics of a BatchNorm problem on a device (what a Network's buffers hold)
+// ---------------------------------------------------------------------------------------------
+
+class RunningStats {
+ public:
+  RunningStats() = default;
+  // Allocates C floats each for a BatchNorm problem (nothing otherwise); alloc_floats' pointers
+  // are 256-byte aligned on the GPU, as the network's buffer layout guarantees.
+  RunningStats(Backend& be, const OpProblem& p) : be_(&be) {
+    if (p.kind != OpKind::BatchNorm) return;
+    channels_ = static_cast<std::size_t>(p.in.at(0).c);
+    mean_ = be.alloc_floats(channels_);
+    var_ = be.alloc_floats(channels_);
+    upload(p);
+  }
+  // Problem values (or 0 / 1 when the problem gives none) -> device.
+  void upload(const OpProblem& p) {
+    if (!mean_) return;
+    std::vector<float> m = p.running_mean, v = p.running_var;
+    if (m.empty()) m.assign(channels_, 0.0f);
+    if (v.empty()) v.assign(channels_, 1.0f);
+    if (m.size() != channels_ || v.size() != channels_)
+      throw std::invalid_argument("RunningStats: running_mean/running_var need one value per channel");
+    be_->copy_to_device(mean_.get(), m.data(), channels_ * sizeof(float));
+    be_->copy_to_device(var_.get(), v.data(), channels_ * sizeof(float));
+  }
+  void set(OpContext& ctx) const {
+    ctx.running_mean = mean_.get();
+    ctx.running_var = var_.get();
+  }
+  void read(OpResult& r) const {
+    if (!mean_) return;
+    r.running_mean.resize(channels_);
+    r.running_var.resize(channels_);
+    be_->copy_to_host(r.running_mean.data(), mean_.get(), channels_ * sizeof(float));
+    be_->copy_to_host(r.running_var.data(), var_.get(), channels_ * sizeof(float));
+  }
+
+ private:
+  Backend* be_ = nullptr;
+  std::size_t channels_ = 0;
+  std::shared_ptr<float> mean_, var_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -194,6 +250,7 @@ class OpRun {
       diff_weights_ = be_.alloc_floats(np);
     }
     if (!p_.labels.empty()) labels_ = be_.alloc_ints(p_.labels.size());
+    stats_ = RunningStats(be_, p_);
     if (backward_enabled()) {
       diff_dst_.shape = dst_.shape;
       diff_dst_.layout = dst_.layout;
@@ -221,8 +278,9 @@ class OpRun {
   Shape dst_shape() const { return dst_.shape; }
   bool backward_enabled() const { return !p_.diff_dst.empty() && p_.mode == Mode::Train; }
 
-  // Host problem data -> device (inputs, weights, labels, diff_dst).
+  // Host problem data -> device (inputs, weights, labels, running statistics, diff_dst).
   void upload() {
+    stats_.upload(p_);
     for (std::size_t i = 0; i < src_.size(); ++i) {
       if (p_.src.at(i).size() != p_.in[i].count())
         throw std::invalid_argument("OpRun: input " + std::to_string(i) + " has the wrong size");
@@ -280,6 +338,7 @@ class OpRun {
     r.dst = dst();
     r.loss = loss_;
     r.correct = correct_;
+    stats_.read(r);
     if (backward_enabled()) {
       backward();
       for (std::size_t i = 0; i < src_.size(); ++i) r.diff_src.push_back(diff_src(i));
@@ -298,6 +357,7 @@ class OpRun {
     ctx.seed = p_.seed;
     ctx.step = p_.step;
     ctx.node = p_.node_id();
+    stats_.set(ctx);
     return ctx;
   }
   std::vector<float> read(const Tensor& t) {
@@ -316,6 +376,7 @@ class OpRun {
   std::vector<Tensor*> diff_src_ptrs_;
   std::shared_ptr<float> weights_, diff_weights_;
   std::shared_ptr<std::int32_t> labels_;
+  RunningStats stats_;
   std::unique_ptr<Op> op_;
   float loss_ = 0.0f;
   std::int64_t correct_ = 0;

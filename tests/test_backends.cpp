@@ -74,8 +74,10 @@ OpResult run_with_layouts(Backend& be, const OpProblem& p,
     labels = be.alloc_ints(p.labels.size());
     be.copy_to_device(labels.get(), p.labels.data(), p.labels.size() * sizeof(std::int32_t));
   }
+  const test::RunningStats stats(be, p);
   OpResult r;
   OpContext ctx;
+  stats.set(ctx);
   ctx.src = src_ptrs;
   ctx.dst = &dst;
   ctx.weights = w.get();
@@ -90,6 +92,7 @@ OpResult run_with_layouts(Backend& be, const OpProblem& p,
   r.dst_shape = dst.shape;
   r.dst.resize(dst.shape.count());
   be.read_plain(dst, r.dst.data());
+  stats.read(r);
   if (p.diff_dst.empty() || p.mode != Mode::Train) return r;
 
   Tensor diff_dst;
@@ -191,7 +194,8 @@ std::vector<Case> all_cases() {
                         {{32, 64, 16, 16}}, 2e-5));
   c.push_back(make_case("conv3x3_infer", OpKind::Conv, conv_attr(16, 3, 1, 1, true),
                         {{2, 16, 6, 6}}, 1e-5, Mode::Infer));
-  // Batch normalization (train: batch statistics; infer: initial running statistics).
+  // Batch normalization (train: batch statistics, running statistics updated; infer: given
+  // running statistics, make_problem's random ones, not the initial 0 / 1).
   c.push_back(make_case("bn_train", OpKind::BatchNorm, {}, {{4, 16, 5, 5}}, 1e-5));
   c.push_back(make_case("bn_train_c3", OpKind::BatchNorm, {}, {{8, 3, 4, 4}}, 1e-5));
   c.push_back(make_case("bn_train_wide", OpKind::BatchNorm, {}, {{8, 64, 8, 8}}, 1e-5));
@@ -340,6 +344,12 @@ TEST_P(BackendOps, MatchesReference) {
       check("diff_src" + std::to_string(i), got.diff_src[i], ref.diff_src[i], tol);
   }
   if (!ref.diff_weights.empty()) check("diff_weights", got.diff_weights, ref.diff_weights, tol);
+  // Batch norm: the running statistics after forward (updated in training, read-only in inference).
+  ASSERT_EQ(got.running_mean.size(), ref.running_mean.size());
+  if (!ref.running_mean.empty()) {
+    check("running_mean", got.running_mean, ref.running_mean, tol);
+    check("running_var", got.running_var, ref.running_var, tol);
+  }
 }
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
@@ -351,7 +361,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendOps);
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(all_params()), param_name);
 
 // Per-backend checks outside the op table. Running a training op twice must give the same result
-// (no state leaks between steps except BN's running statistics, which only affect inference).
+// (no state leaks between steps; BN's running statistics live outside the op, in its context).
 class BackendMisc : public ::testing::TestWithParam<std::string> {};
 
 // GPU libraries may sum the weight gradient with atomics (cuDNN's non-deterministic algorithms, as

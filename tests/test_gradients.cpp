@@ -363,11 +363,22 @@ TEST(Forward, BatchNormTrainAndInfer) {
   const test::OpResult r = test::run_op(*be, p);
   const double is = 1.0 / std::sqrt(1.25 + 1e-5);
   expect_near_all(r.dst, {1 - 3 * is, 1 - is, 1 + is, 1 + 3 * is}, 1e-6, "bn train");
+  // Running statistics from 0 / 1 with momentum 0.1 and the unbiased variance 5/3:
+  // mean 0.9 * 0 + 0.1 * 2.5, var 0.9 * 1 + 0.1 * 5/3.
+  expect_near_all(r.running_mean, {0.25}, 1e-7, "bn running mean");
+  expect_near_all(r.running_var, {0.9 + 0.1 * 5.0 / 3.0}, 1e-7, "bn running var");
   // Inference with fresh running statistics (mean 0, var 1).
   p.mode = Mode::Infer;
   const test::OpResult ri = test::run_op(*be, p);
   const double s = 2.0 / std::sqrt(1.0 + 1e-5);
   expect_near_all(ri.dst, {1 + s, 1 + 2 * s, 1 + 3 * s, 1 + 4 * s}, 1e-6, "bn infer");
+  EXPECT_EQ(ri.running_mean, std::vector<float>{0.0f}) << "inference changed the running mean";
+  // Inference with given running statistics (mean 1, var 4): y = 2 (x - 1) / sqrt(4 + eps) + 1.
+  p.running_mean = {1.0f};
+  p.running_var = {4.0f};
+  const test::OpResult rg = test::run_op(*be, p);
+  const double g = 2.0 / std::sqrt(4.0 + 1e-5);
+  expect_near_all(rg.dst, {1, 1 + g, 1 + 2 * g, 1 + 3 * g}, 1e-6, "bn infer, given statistics");
 }
 
 TEST(Forward, DropoutMaskScaleAndInference) {

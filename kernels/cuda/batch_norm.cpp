@@ -1,7 +1,10 @@
 // Batch normalization through cuDNN's "Ex" API (the persistent NHWC kernels when the layout is
-// NHWC). Scale and shift are the canonical FP32 parameters; running statistics (mean 0, variance 1
-// at the start, momentum of graph.hpp) live in the op. Inference normalizes with them.
-#include <vector>
+// NHWC). Scale and shift are the canonical FP32 parameters; the running statistics are the
+// network's buffers (OpContext::running_mean/running_var, device memory, 256-byte aligned by the
+// graph's layout): cuDNN updates them in training (resultRunningMean/Variance, momentum of
+// graph.hpp as exponentialAverageFactor, unbiased variance) and normalizes with them in inference
+// (estimatedMean/Variance).
+#include <string>
 
 #include "engine/errors.hpp"
 #include "kernels/cuda/device.hpp"
@@ -22,13 +25,9 @@ class BatchNormOp final : public Op {
     check_cudnn(cudnnCreateTensorDescriptor(&param_desc_), "cudnnCreateTensorDescriptor");
     check_cudnn(cudnnDeriveBNTensorDescriptor(param_desc_, desc_.d, bn_mode_), "cudnnDeriveBNTensorDescriptor");
     const std::size_t cb = std::size_t(shape_.c) * sizeof(float);
-    running_mean_ = c->alloc(cb);
-    running_var_ = c->alloc(cb);
+    name_ = node.name;
     scale_ = c->alloc(cb);
     shift_ = c->alloc(cb);
-    const std::vector<float> ones(std::size_t(shape_.c), 1.0f);
-    check(cudaMemcpyAsync(running_var_.get(), ones.data(), cb, cudaMemcpyHostToDevice, c->stream), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(c->stream), "cudaStreamSynchronize");
     if (mode != Mode::Train) return;
     save_mean_ = c->alloc(cb);
     save_inv_var_ = c->alloc(cb);
@@ -52,6 +51,12 @@ class BatchNormOp final : public Op {
   void forward(const OpContext& ctx) override {
     Context& c = *c_;
     static const float one = 1.0f, zero = 0.0f;
+    // Unlike scale and shift (copied when unaligned), the statistics are written by cuDNN in
+    // training, so they must be usable in place: the graph's buffer layout guarantees it.
+    if (!ctx.running_mean || !ctx.running_var)
+      throw RuntimeError(std::string(name_).append(": batch norm without running statistics in the context"));
+    if (!aligned(ctx.running_mean) || !aligned(ctx.running_var))
+      throw RuntimeError(std::string(name_).append(": running statistics not 256-byte aligned (cuDNN needs it)"));
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
     const float* scale = ctx.weights;
     const float* shift = ctx.weights + shape_.c;
@@ -63,14 +68,14 @@ class BatchNormOp final : public Op {
     }
     if (mode_ != Mode::Train) {
       check_cudnn(cudnnBatchNormalizationForwardInference(c.cudnn, bn_mode_, &one, &zero, desc_.d, x, desc_.d,
-                                                          ctx.dst->data, param_desc_, scale, shift, running_mean_.get(),
-                                                          running_var_.get(), attr_.eps),
+                                                          ctx.dst->data, param_desc_, scale, shift, ctx.running_mean,
+                                                          ctx.running_var, attr_.eps),
                   "cudnnBatchNormalizationForwardInference");
       return;
     }
     check_cudnn(cudnnBatchNormalizationForwardTrainingEx(
                     c.cudnn, bn_mode_, CUDNN_BATCHNORM_OPS_BN, &one, &zero, desc_.d, x, nullptr, nullptr, desc_.d,
-                    ctx.dst->data, param_desc_, scale, shift, attr_.momentum, running_mean_.get(), running_var_.get(),
+                    ctx.dst->data, param_desc_, scale, shift, attr_.momentum, ctx.running_mean, ctx.running_var,
                     attr_.eps, save_mean_.get(), save_inv_var_.get(), nullptr, c.workspace(fwd_ws_), fwd_ws_,
                     reserve_.get(), reserve_bytes_),
                 "cudnnBatchNormalizationForwardTrainingEx");
@@ -120,7 +125,8 @@ class BatchNormOp final : public Op {
   TensorDesc desc_;
   cudnnTensorDescriptor_t param_desc_ = nullptr;
   cudnnBatchNormMode_t bn_mode_ = CUDNN_BATCHNORM_SPATIAL;
-  DeviceBuffer running_mean_, running_var_, save_mean_, save_inv_var_, reserve_;
+  std::string name_;
+  DeviceBuffer save_mean_, save_inv_var_, reserve_;
   DeviceBuffer scale_, shift_, dscale_, dshift_;  // aligned copies, used when the parameters are not
   std::size_t fwd_ws_ = 0, bwd_ws_ = 0, reserve_bytes_ = 0;
 };

@@ -1,7 +1,9 @@
 // Batch normalization on the input's own layout: batch statistics in training (the running
-// statistics are updated here with graph.hpp's momentum rule and unbiased variance), running
-// statistics in inference.
-#include <algorithm>
+// statistics in the network's buffers, OpContext::running_mean/running_var, are updated here with
+// graph.hpp's momentum rule and unbiased variance); in inference oneDNN's use_global_stats reads
+// the mean and variance memories, which are bound to those buffers (host memory).
+#include <stdexcept>
+#include <string>
 
 #include "kernels/dnnl/ops.hpp"
 
@@ -19,9 +21,7 @@ class BatchNormOp final : public Op {
     dst.layout = make_layout(data, dst.shape);
     const Shape& s = src.shape;
     count_ = static_cast<double>(s.n) * s.h * s.w;
-    running_mean_.reserve(channels_ * sizeof(float));
-    std::fill_n(running_var_.reserve(channels_ * sizeof(float)), channels_, 1.0f);
-    std::fill_n(running_mean_.data(), channels_, 0.0f);
+    name_ = node.name;
 
     const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
     const auto fwd_flags = train_ ? flags : flags | normalization_flags::use_global_stats;
@@ -54,9 +54,11 @@ class BatchNormOp final : public Op {
   }
 
   void forward(const OpContext& x) override {
+    if (!x.running_mean || !x.running_var)
+      throw std::logic_error(std::string(name_).append(": batch norm without running statistics in the context"));
     src_ = src_in_.get(*x.src[0]);
-    float* mean = train_ ? mean_.data() : running_mean_.data();
-    float* var = train_ ? var_.data() : running_var_.data();
+    float* mean = train_ ? mean_.data() : x.running_mean;
+    float* var = train_ ? var_.data() : x.running_var;
     execute(*ctx_, fwd_,
             {{DNNL_ARG_SRC, src_m_.bind(src_)},
              {DNNL_ARG_DST, dst_m_.bind(x.dst->data)},
@@ -67,8 +69,8 @@ class BatchNormOp final : public Op {
     if (!train_) return;
     const float m = momentum_;
     const float unbias = count_ > 1 ? static_cast<float>(count_ / (count_ - 1)) : 1.0f;
-    float* rm = running_mean_.data();
-    float* rv = running_var_.data();
+    float* rm = x.running_mean;
+    float* rv = x.running_var;
     for (memory::dim i = 0; i < channels_; ++i) {
       rm[i] = (1 - m) * rm[i] + m * mean[i];
       rv[i] = (1 - m) * rv[i] + m * var[i] * unbias;
@@ -98,7 +100,8 @@ class BatchNormOp final : public Op {
   float momentum_;
   memory::dim channels_;
   double count_ = 1;
-  Buffer running_mean_, running_var_, mean_, var_, scratch_;
+  std::string name_;
+  Buffer mean_, var_, scratch_;  // batch statistics of the last training forward, for backward
   const float* src_ = nullptr;
 
   batch_normalization_forward::primitive_desc fwd_pd_;

@@ -1,9 +1,10 @@
 // Reference batch normalization over (N, H, W) per channel; parameters scale [C], shift [C].
-// Train: batch mean and biased variance normalize; running mean/var (unbiased variance) are
-// updated with the momentum of graph.hpp and kept in the op. Infer: running statistics
-// (initially mean 0, variance 1). Statistics in double.
+// Train: batch mean and biased variance normalize; the running mean/var (unbiased variance) in
+// the network's buffers (OpContext::running_mean/running_var) are updated with the momentum of
+// graph.hpp. Infer: normalizes with those running statistics. Statistics in double.
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/reference/ops.hpp"
@@ -17,12 +18,17 @@ class BatchNormOp final : public Op {
   explicit BatchNormOp(const OpSetup& s)
       : name_(s.node.name), eps_(s.node.attr.eps), momentum_(s.node.attr.momentum),
         mode_(s.mode), shape_(s.in[0]),
-        running_mean_(std::size_t(s.in[0].c), 0.0), running_var_(std::size_t(s.in[0].c), 1.0),
         mean_(std::size_t(s.in[0].c), 0.0), inv_std_(std::size_t(s.in[0].c), 1.0) {}
 
   void forward(const OpContext& ctx) override {
     expect_shape(ctx.src[0], shape_, name_, "src");
     expect_shape(ctx.dst, shape_, name_, "dst");
+    // The executor (or a test harness) owns the statistics; without them there is nothing to
+    // update or normalize with.
+    if (!ctx.running_mean || !ctx.running_var)
+      throw std::logic_error(name_ + ": batch norm without running statistics in the context");
+    float* running_mean = ctx.running_mean;
+    float* running_var = ctx.running_var;
     const float* x = ctx.src[0]->data;
     const float* scale = ctx.weights;
     const float* shift = ctx.weights + shape_.c;
@@ -47,11 +53,11 @@ class BatchNormOp final : public Op {
         // Unbiased variance for the running estimate (with a single value there is none: the
         // biased one, 0, is used).
         const double unbiased = m > 1.0 ? sq / (m - 1.0) : var;
-        running_mean_[c] = (1.0 - momentum_) * running_mean_[c] + momentum_ * mean;
-        running_var_[c] = (1.0 - momentum_) * running_var_[c] + momentum_ * unbiased;
+        running_mean[c] = static_cast<float>((1.0 - momentum_) * running_mean[c] + momentum_ * mean);
+        running_var[c] = static_cast<float>((1.0 - momentum_) * running_var[c] + momentum_ * unbiased);
       } else {
-        mean = running_mean_[c];
-        var = running_var_[c];
+        mean = running_mean[c];
+        var = running_var[c];
       }
       const double inv_std = 1.0 / std::sqrt(var + double(eps_));
       mean_[c] = mean;
@@ -114,8 +120,7 @@ class BatchNormOp final : public Op {
   float eps_, momentum_;
   Mode mode_;
   Shape shape_;
-  std::vector<double> running_mean_, running_var_;  // the op's running statistics
-  std::vector<double> mean_, inv_std_;              // of the last forward, for backward
+  std::vector<double> mean_, inv_std_;  // of the last forward, for backward
 };
 
 }  // namespace

@@ -245,6 +245,16 @@ void Graph::finalize() {
     }
   }
   param_count_ = offset;
+  // Buffers: each BatchNorm node's running mean then running variance, both aligned (graph.hpp).
+  std::size_t buffers = 0;
+  for (Node& node : nodes_) {
+    if (node.kind != OpKind::BatchNorm) continue;
+    const auto c = static_cast<std::size_t>(node.out.c);
+    node.buffer_offset = buffer_stride(buffers);
+    node.buffer_count = buffer_stride(c) + c;
+    buffers = node.buffer_offset + node.buffer_count;
+  }
+  buffer_count_ = buffers;
 }
 
 std::vector<int> Graph::consumers(int id) const {

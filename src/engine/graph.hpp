@@ -1,5 +1,6 @@
 // Backend-agnostic model description: a small DAG of layers in topological order, plus the layout
-// of every trainable parameter in one contiguous buffer. Built by models (models.cpp), read by the
+// of every trainable parameter in one contiguous buffer and of the non-trainable buffers (batch
+// norm running statistics) in another. Built by models (models.cpp), read by the
 // executor (network.cpp) and by backends when they create their operators.
 #pragma once
 
@@ -76,12 +77,24 @@ struct Node {
   std::vector<int> params;  // indices into Graph::params(), in buffer order
   std::size_t param_offset = 0;  // offset of this node's first parameter (params are contiguous)
   std::size_t param_count = 0;   // all parameters of this node
+  // Non-trainable buffers (BatchNorm only: running mean [C] at buffer_offset, running variance
+  // [C] at buffer_offset + buffer_stride(C)); offsets in floats into the network's buffer block.
+  std::size_t buffer_offset = 0;
+  std::size_t buffer_count = 0;  // buffer_stride(C) + C for BatchNorm, 0 otherwise
 };
+
+// Every node's block of buffers, and within a BatchNorm block the variance, starts at a multiple
+// of this many floats: 256 bytes, the alignment cuDNN's batch-norm kernels need for their
+// statistics pointers (they fault on less); the buffer block itself comes from alloc_floats.
+constexpr std::size_t kBufferAlignFloats = 64;
+inline std::size_t buffer_stride(std::size_t floats) {
+  return (floats + kBufferAlignFloats - 1) / kBufferAlignFloats * kBufferAlignFloats;
+}
 
 // Builder and description. Node 0 is the input. Each builder call appends a node, computes its
 // output shape, and returns its id. finalize() lays out the parameters in the order backward
 // produces their gradients (reverse topological), so gradient buckets are contiguous ranges that
-// complete front to back.
+// complete front to back, and the buffers in topological order (nothing depends on their order).
 class Graph {
  public:
   explicit Graph(Shape input_per_sample);
@@ -110,6 +123,8 @@ class Graph {
   const Node& node(int id) const { return nodes_.at(static_cast<std::size_t>(id)); }
   const std::vector<ParamSpec>& params() const { return params_; }
   std::size_t param_count() const { return param_count_; }
+  // Floats of the non-trainable buffer block (Node::buffer_offset/buffer_count), padding included.
+  std::size_t buffer_count() const { return buffer_count_; }
   std::vector<int> consumers(int id) const;
   int output() const { return static_cast<int>(nodes_.size()) - 1; }  // last node
   bool has_loss() const { return nodes_.back().kind == OpKind::SoftmaxCrossEntropy; }
@@ -125,6 +140,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<ParamSpec> params_;
   std::size_t param_count_ = 0;
+  std::size_t buffer_count_ = 0;
   bool finalized_ = false;
 };
 

@@ -2,8 +2,10 @@
 // gradient contributions of nodes with several consumers, and reports completed gradient buckets.
 #include "engine/network.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "engine/rng.hpp"
 
@@ -22,6 +24,20 @@ struct Network::Impl {
   std::unique_ptr<Timer> timer;
   std::vector<std::size_t> profile_fwd, profile_bwd;  // [node] index into profile_, or npos
 };
+
+namespace {
+
+// A BatchNorm node's running statistics in the network's buffer block (graph.hpp's layout).
+void point_running_stats(OpContext& ctx, const Node& node, float* buffers) {
+  if (node.kind != OpKind::BatchNorm) {
+    ctx.running_mean = ctx.running_var = nullptr;
+    return;
+  }
+  ctx.running_mean = buffers + node.buffer_offset;
+  ctx.running_var = ctx.running_mean + buffer_stride(static_cast<std::size_t>(node.out.c));
+}
+
+}  // namespace
 
 Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& options)
     : backend_(backend), graph_(graph), options_(options), impl_(std::make_unique<Impl>()) {
@@ -45,6 +61,7 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   }
 
   params_ = backend_.alloc_floats(std::max<std::size_t>(graph_.param_count(), 1));
+  buffers_ = backend_.alloc_floats(std::max<std::size_t>(graph_.buffer_count(), 1));
   if (graph_.has_loss()) s.labels = backend_.alloc_ints(static_cast<std::size_t>(options_.batch));
 
   if (train) {
@@ -104,9 +121,37 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
     reset_profile();
   }
   init_params(options_.seed);
+  init_buffers();
 }
 
 Network::~Network() = default;
+
+void Network::init_buffers() {
+  // PyTorch's initial running statistics: mean 0, variance 1 (padding 0).
+  std::vector<float> host(graph_.buffer_count(), 0.0f);
+  for (const Node& node : graph_.nodes()) {
+    if (node.kind != OpKind::BatchNorm) continue;
+    const auto c = static_cast<std::size_t>(node.out.c);
+    std::fill_n(host.begin() + static_cast<long>(node.buffer_offset + buffer_stride(c)), c, 1.0f);
+  }
+  set_buffers(host);
+}
+
+std::vector<float> Network::get_buffers() {
+  std::vector<float> host(graph_.buffer_count());
+  if (!host.empty()) backend_.copy_to_host(host.data(), buffers_.get(), host.size() * sizeof(float));
+  return host;
+}
+
+void Network::set_buffers(const std::vector<float>& host) {
+  if (host.size() != graph_.buffer_count())
+    throw std::invalid_argument(std::string("set_buffers: ")
+                                    .append(std::to_string(host.size()))
+                                    .append(" values for ")
+                                    .append(std::to_string(graph_.buffer_count()))
+                                    .append(" buffer floats"));
+  if (!host.empty()) backend_.copy_to_device(buffers_.get(), host.data(), host.size() * sizeof(float));
+}
 
 void Network::init_params(std::uint64_t seed) {
   std::vector<float> host(graph_.param_count());
@@ -202,6 +247,7 @@ float Network::forward() {
     ctx.src = s.src[i];
     ctx.dst = &s.acts[i];
     ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
+    point_running_stats(ctx, node, buffers_.get());
     if (node.kind == OpKind::SoftmaxCrossEntropy) {
       ctx.labels = s.labels.get();
       ctx.loss = &loss;
@@ -240,6 +286,7 @@ void Network::backward(const GradientBuckets* buckets, const std::function<void(
     ctx.diff_dst = s.diffs[i].data ? &s.diffs[i] : nullptr;
     ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
     ctx.diff_weights = node.param_count ? grads_.get() + node.param_offset : nullptr;
+    point_running_stats(ctx, node, buffers_.get());
     ctx.labels = node.kind == OpKind::SoftmaxCrossEntropy ? s.labels.get() : nullptr;
     if (s.timer) s.timer->start();
     s.ops[i]->backward(ctx);

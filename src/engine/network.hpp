@@ -1,5 +1,5 @@
 // The executor: instantiates a Graph on a Backend for one batch size and mode, owns activations,
-// gradients and the parameter/gradient buffers, and runs forward and backward node by node.
+// gradients, the parameter/gradient buffers and the non-trainable buffers (BN running statistics), and runs forward and backward node by node.
 // Backward reports each gradient bucket as soon as it is complete, so an exchange scheme can start
 // communicating it while backward continues. Single-threaded use; one Network per sweep point.
 #pragma once
@@ -58,6 +58,17 @@ class Network {
   std::vector<float> get_params();
   std::vector<float> get_grads();
 
+  // ---- non-trainable buffers: batch-norm running statistics (Graph::buffer_count floats) ----
+  // One device buffer laid out by the graph (Node::buffer_offset: per BatchNorm node mean[C], then
+  // var[C], each 256-byte aligned; padding between them). A training forward updates them, an
+  // inference forward reads them, so an inference network evaluates a trained model once it is
+  // given the training network's parameters AND buffers. Initialized to mean 0, variance 1.
+  std::size_t buffer_count() const { return graph_.buffer_count(); }
+  float* buffers() { return buffers_.get(); }
+  void init_buffers();
+  std::vector<float> get_buffers();  // host copy, padding included
+  void set_buffers(const std::vector<float>& host);
+
   // ---- data ----
   // Upload one batch: images N x C x H x W plain, labels N (ignored without a loss node).
   void set_input(const float* host_images, const std::int32_t* host_labels);
@@ -88,7 +99,7 @@ class Network {
   Backend& backend_;
   const Graph& graph_;
   NetworkOptions options_;
-  std::shared_ptr<float> params_, grads_;
+  std::shared_ptr<float> params_, grads_, buffers_;
   std::uint64_t step_ = 0;
   std::uint64_t params_version_ = 1;
   std::int64_t correct_ = 0;

@@ -31,6 +31,12 @@ struct OpContext {
   const std::int32_t* labels = nullptr;
   float* loss = nullptr;
   std::int64_t* correct = nullptr;
+  // BatchNorm only: the node's running statistics, C floats each, owned by the Network (its
+  // non-trainable buffers, graph.hpp's Node::buffer_offset), each pointer aligned to 256 bytes
+  // (kBufferAlignFloats). Forward in Train updates them with graph.hpp's momentum rule; forward in
+  // Infer normalizes with them. Same pointers in backward (which does not use them).
+  float* running_mean = nullptr;
+  float* running_var = nullptr;
   // Changes whenever the parameters may have changed (every training step, every set_params).
   // While it stays the same an op may reuse a converted copy of its weights (e.g. oneDNN's
   // blocked layout in inference). 0 means unknown: convert every time.

@@ -2,7 +2,9 @@
 // epochs: the training set is sharded over the ranks and reshuffled every epoch (data/sampler.hpp),
 // batches come from the background loader (data/batch_loader.hpp), gradients of several ranks are
 // averaged (weighted by their batch sizes, so a short last batch counts right), and after every
-// epoch the whole test set is evaluated in inference mode. A NaN or Inf loss ends the point with
+// epoch the whole test set is evaluated in inference mode by a separate Mode::Infer network given
+// the training network's parameters and buffers (batch-norm running statistics), as PyTorch's
+// model.eval() evaluates. A NaN or Inf loss ends the point with
 // status "diverged"; the sweep goes on.
 #include "harness/accuracy_suite.hpp"
 
@@ -164,14 +166,8 @@ struct LoadedData {
   double load_s = 0;
 };
 
-bool has_batch_norm(const Graph& g) {
-  for (const Node& n : g.nodes())
-    if (n.kind == OpKind::BatchNorm) return true;
-  return false;
-}
-
 // Networks of one kind for every batch size met (the full batch and the short last one), sharing
-// one graph and backend. Parameters are copied in before use.
+// one graph and backend. Parameters and buffers are copied in before use.
 class NetworkSet {
  public:
   NetworkSet(Backend& backend, const Graph& graph, Mode mode, std::uint64_t seed)
@@ -206,10 +202,7 @@ class Evaluator {
   Evaluator(Backend& backend, const Graph& graph, const data::ImageSet& test, const data::Normalization& norm,
             const data::PipelineOptions& pipeline, int batch, std::uint64_t seed, MPI_Comm comm)
       : backend_(backend),
-        // Batch-norm models: a Mode::Infer network's BN ops hold their own (never trained) running
-        // statistics, so they are evaluated with train-mode forward passes (batch statistics).
-        batch_stats_(has_batch_norm(graph)),
-        nets_(backend, graph, batch_stats_ ? Mode::Train : Mode::Infer, seed),
+        nets_(backend, graph, Mode::Infer, seed),
         loader_(test, norm, pipeline),
         comm_(comm) {
     int rank = 0, size = 1;
@@ -218,10 +211,12 @@ class Evaluator {
     batches_ = data::rank_batches(data::epoch_order(test.size(), seed, 0, false), batch, rank, size);
     count_ = test.size();
   }
-  const char* kind() const { return batch_stats_ ? "batch-stats" : "inference"; }
-
-  Evaluation run(const std::vector<float>& params) {
+  // Batch-norm models normalize with the running statistics in `buffers` (Network::get_buffers of
+  // the training network). Every rank's come from its own shard of the training batches: all ranks
+  // evaluate with rank 0's, as PyTorch's DistributedDataParallel broadcasts rank 0's buffers.
+  Evaluation run(const std::vector<float>& params, std::vector<float> buffers) {
     const auto t0 = Clock::now();
+    if (!buffers.empty()) MPI_Bcast(buffers.data(), static_cast<int>(buffers.size()), MPI_FLOAT, 0, comm_);
     loader_.start_epoch(0, batches_);
     double sums[2] = {0, 0};  // loss x images, correct
     std::map<int, bool> loaded;
@@ -231,6 +226,7 @@ class Evaluator {
       Network& net = nets_.get(b.size);
       if (!loaded[b.size]) {
         net.set_params(params);
+        net.set_buffers(buffers);
         loaded[b.size] = true;
       }
       net.set_input(b.images.data(), b.labels.data());
@@ -251,7 +247,6 @@ class Evaluator {
 
  private:
   Backend& backend_;
-  bool batch_stats_;
   NetworkSet nets_;
   data::BatchLoader loader_;
   MPI_Comm comm_;
@@ -338,10 +333,14 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
       double local[3] = {0, 0, double(b.size)};
       if (b.size > 0) {
         net = &nets.get(b.size);
-        if (net != &main) net->set_params(main.get_params());  // the short last batch
+        if (net != &main) {  // the short last batch: main's parameters and running statistics
+          net->set_params(main.get_params());
+          net->set_buffers(main.get_buffers());
+        }
         net->set_input(b.images.data(), b.labels.data());
         const float loss = net->forward();
         net->backward();
+        if (net != &main) main.set_buffers(net->get_buffers());  // its statistics update counts too
         local[0] = double(loss) * b.size;
         local[1] = static_cast<double>(net->correct());
       }
@@ -366,7 +365,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
       optimizer.step(main.params(), net->grads());
       for (int i = 0; i < 3; ++i) epoch_sums[i] += global[i];
       if (eval_every > 0 && step % eval_every == 0) {
-        const Evaluation e = evaluator.run(main.get_params());
+        const Evaluation e = evaluator.run(main.get_params(), main.get_buffers());
         eval_seconds += e.seconds;
         eval_step.push_back(double(step));
         eval_loss.push_back(e.loss);
@@ -389,7 +388,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
     }
     train_loss.push_back(epoch_sums[0] / epoch_sums[2]);
     train_acc.push_back(100.0 * epoch_sums[1] / epoch_sums[2]);
-    const Evaluation e = evaluator.run(main.get_params());
+    const Evaluation e = evaluator.run(main.get_params(), main.get_buffers());
     test_loss.push_back(e.loss);
     test_acc.push_back(e.acc);
     test_time.push_back(e.seconds);
@@ -448,7 +447,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   r.set("cache", std::int64_t{o.flag("cache") ? 1 : 0});
   r.set("prefetch", o.integer("prefetch"));
   r.set("test_batch", std::int64_t{test_batch});
-  r.set("test_eval", std::string(evaluator.kind()));
+  r.set("test_eval", std::string("inference"));  // batch-norm models too: running statistics
   r.set("train_loss", train_loss.back());
   r.set("train_acc", train_acc.back());
   r.set("test_loss", test_loss.back());

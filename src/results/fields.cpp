@@ -131,7 +131,7 @@ const std::vector<Field>& fields() {
       {"cache",           I, "",         "%lld",   "1: decoded samples kept in memory after their first use"},
       {"prefetch",        I, "",         "%lld",   "batches decoded ahead by the background loader thread (0: none)"},
       {"test_batch",      I, "",         "%lld",   "images per evaluation batch"},
-      {"test_eval",       S, "",         "%s",     "inference (a Mode::Infer network) | batch-stats (batch-norm models: train-mode forward, see docs)"},
+      {"test_eval",       S, "",         "%s",     "inference: a Mode::Infer network with the trained parameters and buffers (batch norm: running statistics, as PyTorch's eval()); batch-stats in files before buffers existed"},
       {"train_loss",      F, "",         "%.4f",   "mean training loss over the (last) epoch's batches"},
       {"train_acc",       F, "%",        "%.2f",   "training accuracy over the (last) epoch, measured during training"},
       {"test_loss",       F, "",         "%.4f",   "mean loss on the test set after the (last) epoch; NaN when diverged"},
