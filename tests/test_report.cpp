@@ -145,7 +145,7 @@ TEST_F(ReportFiles, WhereByAndTablesEndToEnd) {
   ASSERT_EQ(summary("--format csv --columns model,batch --where model=resnet18 --by batch " + d, &out), 0) << out;
   EXPECT_EQ(out, "model,batch\nresnet18,16\nresnet18,64\n");
   EXPECT_EQ(summary("--table nosuch " + d, &out), 2) << out;
-  for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu"})
+  for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu", "gpu"})
     EXPECT_EQ(summary(std::string("--table ") + t + " " + d, &out), 0) << t << ": " << out;
 }
 

@@ -189,8 +189,7 @@ void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& e, MPI_C
   int gpu = backend.is_gpu() ? 1 : 0, any = 0;
   MPI_Allreduce(&gpu, &any, 1, MPI_INT, MPI_MAX, comm);
   if (!any) return;
-  const double mine[2] = {static_cast<double>(backend.peak_device_bytes()) / (1 << 20),
-                          static_cast<double>(backend.device_used_bytes()) / (1 << 20)};
+  const double mine[2] = {static_cast<double>(backend.peak_device_bytes()) / (1 << 20), e.used_mib};
   double most[2] = {0, 0};
   MPI_Reduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
   // Energy: every rank's own GPU; -1 from any rank means unknown for the job.
@@ -236,6 +235,7 @@ struct RankTimes {
   std::vector<UsageReport> cpu;  // one per unprofiled pass
   // GPU energy over the timed iterations of the unprofiled passes (joules; < 0: unknown).
   double energy_j = 0, energy_s = 0;
+  double gpu_used_mib = 0;  // device memory in use at the end of the timed iterations, max over passes
   // --profile ops: the profiled pass.
   std::vector<double> profiled_iter;
   std::vector<std::string> op_kinds;
@@ -381,6 +381,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
   if (!profiled) {
     if (usage) t.cpu.push_back(usage->stop());
     const double energy_end = run.backend.device_energy_joules();
+    t.gpu_used_mib = std::max(t.gpu_used_mib, static_cast<double>(run.backend.device_used_bytes()) / (1 << 20));
     if (energy_start < 0 || energy_end < energy_start || t.energy_j < 0) t.energy_j = -1;
     else t.energy_j += energy_end - energy_start;
     t.energy_s += timed_s;
@@ -488,6 +489,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
     GpuEnergy e;
     if (t.energy_j >= 0) e = {0.0, t.energy_j, t.energy_s, double(mp.batch) * double(iters) * double(repeats) * size};
     e.seconds = t.energy_s;
+    e.used_mib = t.gpu_used_mib;
     set_gpu_fields(out.record, *backend, e, comm);  // collective
   }
   if (rank != 0) return out;  // only rank 0 holds the gathered series and writes the record

@@ -69,11 +69,13 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
 // --sweep model wraps it with its own CPU and memory sampling). `options` must hold
 // model_options(mode), timing_options() and measurement_options(). Collective over comm; the
 // record is complete on rank 0 only.
-// GPU figures of a finished run (gpu_peak_mib, gpu_used_mib; with NVML gpu_energy_j,
-// joules_per_image, gpu_power_w from the energy used over `seconds` for `images`). Collective over
-// comm (max or sum over ranks); sets the fields on rank 0. Nothing for CPU backends.
+// GPU figures of a finished run (gpu_peak_mib; gpu_used_mib as sampled at the end of the timed
+// iterations, while the network still exists; with NVML gpu_energy_j, joules_per_image,
+// gpu_power_w from the energy used over `seconds` for `images`). Collective over comm (max or sum
+// over ranks); sets the fields on rank 0. Nothing for CPU backends.
 struct GpuEnergy {
   double start_j = -1, end_j = -1, seconds = 0, images = 0;
+  double used_mib = 0;  // device memory in use (cudaMemGetInfo) at the end of the timed iterations
 };
 void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& energy, MPI_Comm comm);
 

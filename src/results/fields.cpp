@@ -159,7 +159,7 @@ const std::vector<Field>& fields() {
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics"},
       {"layout",          S, "",         "%s",     "activation layout asked for: auto | nchw | nhwc (GPU backends; the one used is in provenance cuda_layout)"},
       {"gpu_peak_mib",    F, "MiB",      "%.1f",   "peak device memory of the backend's allocator (activations, weights, workspace), largest over ranks"},
-      {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use by all of the GPU at the end of the timed run (cudaMemGetInfo), largest over ranks"},
+      {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use on the whole GPU at the end of the timed iterations (cudaMemGetInfo), largest over ranks"},
       {"gpu_energy_j",    F, "J",        "%.1f",   "GPU energy over the timed iterations (NVML), summed over ranks; absent without NVML"},
       {"joules_per_image", F, "J",       "%.4g",   "gpu_energy_j / images processed in the timed iterations"},
       {"gpu_power_w",     F, "W",        "%.1f",   "mean GPU power over the timed iterations, summed over ranks"},

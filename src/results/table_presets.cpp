@@ -140,6 +140,9 @@ const std::vector<TablePreset>& table_presets() {
        "resident memory per point: peak (getrusage) and sampled average and maximum (paper 000 Fig 2)", nullptr},
       {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",
        "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
+      // GPU points (issue 7)
+      {"gpu", "suite,model,backend,dataset,precision,batch,ranks,img_per_s,gpu_peak_mib,gpu_used_mib,joules_per_image,gpu_power_w",
+       "GPU points: throughput, peak device memory (paper 000 Fig 2 on a GPU) and energy per image (NVML)", nullptr},
   };
   return table;
 }
