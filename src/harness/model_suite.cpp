@@ -83,7 +83,12 @@ void print_model_list() {
     std::printf("  %-16s %12zu  %s\n", m.name.c_str(), g.param_count(), m.description.c_str());
   }
   std::printf("backends:\n");
-  for (const BackendInfo& b : backends()) std::printf("  %-16s %s\n", b.name.c_str(), b.description.c_str());
+  // The thread limit is shown so that a user (and tests/cli_bad_input.sh) can see what --threads allows.
+  for (const BackendInfo& b : backends()) {
+    std::string limit;
+    if (b.max_threads.at_most > 0) limit.append(" [--threads at most ").append(std::to_string(b.max_threads.at_most)).append("]");
+    std::printf("  %-16s %s%s\n", b.name.c_str(), b.description.c_str(), limit.c_str());
+  }
   std::printf("datasets (synthetic shapes): %s\n", kDatasetChoices);
   std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);
 }
@@ -91,13 +96,17 @@ void print_model_list() {
 void validate_model_names(const Options& o) {
   for (const std::string& m : o.values("model")) find_model(m);
   for (const std::string& b : o.values("backend")) {
-    bool found = false;
+    const BackendInfo* found = nullptr;
     std::string available;
     for (const BackendInfo& info : backends()) {
-      found = found || info.name == b;
+      if (info.name == b) found = &info;
       available.append(available.empty() ? "" : ", ").append(info.name);
     }
     if (!found) throw UsageError(std::string("--backend: unknown backend '") + b + "' (available: " + available + ")");
+    // Every --threads x --backend pair, here rather than in the point: a count the library cannot
+    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
+    for (const std::string& t : o.values("threads"))
+      if (t != "default") check_thread_limit(*found, std::stoi(t));
   }
 }
 

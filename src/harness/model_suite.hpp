@@ -40,7 +40,8 @@ std::vector<OptionSpec> measurement_options();
 // The whole table of hpcnn-train / hpcnn-infer.
 std::vector<OptionSpec> model_suite_options(Mode mode);
 
-// Unknown model or backend names -> UsageError, before any work.
+// Unknown model or backend names, and a --threads above what a --backend accepts (BackendInfo's
+// max_threads) -> UsageError, before any work.
 void validate_model_names(const Options& options);
 void print_model_list();
 
