@@ -181,6 +181,13 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("layout", mp.settings.layout);
 }
 
+void set_optimizer_fields(Record& r, const Options& o, const SweepPoint& p) {
+  r.set("optimizer", p.str("optimizer"));
+  r.set("lr", p.real("lr"));  // as given, not rounded to float
+  r.set("momentum", o.real("momentum"));
+  r.set("weight_decay", o.real("weight-decay"));
+}
+
 void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& e, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -345,8 +352,13 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
         run.backend.synchronize();
         t5 = Clock::now();
       }
+      // The reason starts with "diverged": agree_on_failure stores such a point as `diverged`.
       if (train && !std::isfinite(loss))
-        throw RuntimeError("diverged: loss " + std::to_string(loss) + " at iteration " + std::to_string(k));
+        throw RuntimeError(std::string("diverged: loss ")
+                               .append(std::to_string(loss))
+                               .append(" at iteration ")
+                               .append(std::to_string(k + 1))
+                               .append(" (warm-up included)"));
       const auto t_end = Clock::now();
       const double it = seconds_between(t0, t_end);
       if (rank == 0) progress().iteration(pass * total + k + 1, passes * total, run.mp.batch * double(size), it);
@@ -493,6 +505,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   Record& r = out.record;
   set_model_fields(r, suite.program, mp, *backend, graph, o, size);
   r.set("mode", std::string(train ? "train" : "infer"));
+  if (train) set_optimizer_fields(r, o, p);
   const Stats it = slowest_rank_stats(out.arrays[a_iter]);
   const double images = mp.batch * static_cast<double>(size);
   const double img_per_s = it.median > 0 ? images / it.median : 0.0;
