@@ -2,7 +2,8 @@
 // per-iteration times stored in it, and checks the provenance. Exit 0 when all agree.
 // Points of hpcnn-train/-infer are checked further (issue 4): every statistic, the phase medians,
 // that the phases add up to each iteration within the stated 2%, the repeat spread and its
-// confidence interval, the per-rank memory, and the --profile ops arrays.
+// confidence interval, the per-rank memory, and the --profile ops arrays. Points that are not ok
+// (failed, diverged, skipped) carry a reason and a reproducer instead of figures.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -122,6 +123,17 @@ int main(int argc, char** argv) {
     check(!run.provenance.start_time.empty() && !run.provenance.end_time.empty(), "times missing");
     check(!run.points.empty(), "no points");
     for (const ResultPoint& p : run.points) {
+      // The four statuses of docs/RESULTS.md. A point that is not ok has no figures to recompute:
+      // it must say why and how to rerun it, and must not pass off a throughput as measured.
+      const std::string status = p.record.text("status");
+      check(status == "ok" || status == "failed" || status == "diverged" || status == "skipped",
+            "status not ok|failed|diverged|skipped");
+      if (status != "ok") {
+        check(!p.record.text("status_reason").empty(), "status_reason missing on a point that is not ok");
+        check(!p.record.text("reproducer").empty(), "reproducer missing");
+        check(!p.record.number("img_per_s"), "img_per_s on a point that is not ok");
+        continue;
+      }
       const Array* iters = nullptr;
       for (const Array& a : p.arrays)
         if (a.name == "iter_time_s") iters = &a;

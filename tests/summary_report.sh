@@ -3,7 +3,8 @@
 # files whose every figure check_result recomputes from the raw arrays (statistics, phase medians,
 # phases adding up to each iteration within 2%, repeat spread and 95% interval, memory, profile);
 # every hpcnn-summary table comes out of them; a point that fails is recorded as failed while the
-# sweep goes on (exit 1); no progress line when stderr is not a terminal.
+# sweep goes on (exit 1); damaged files next to a good one: one line each, the good one summarized,
+# exit 1; no progress line when stderr is not a terminal.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
@@ -37,6 +38,29 @@ err=$(./hpcnn-train --model lenet5,alexnet --backend reference --image-size 8 --
 [ "$(grep -c 'failed' <<<"$err")" = 2 ] || { echo "FAIL: want one stderr line per failed point: $err"; fail=1; }
 csv=$(./hpcnn-summary --format csv --columns model,status "$out/failed")
 [ "$csv" = $'model,status\nlenet5,failed\nalexnet,failed' ] || { echo "FAIL: failed points in file: $csv"; fail=1; }
+# Damaged files through the hpcnn-summary executable (the reader alone is tested by test_results
+# and test_result_damage, under AddressSanitizer with --enable-asan): a truncated, a corrupted, a
+# foreign HDF5 and a non-HDF5 file next to a good one. Each bad file is one stderr line naming it
+# with its reason, the good file's rows are still printed, exit status 1; no crash.
+mkdir -p "$out/damaged"
+src=$(ls "$out"/two/*.h5 | head -1)
+cp "$src" "$out/damaged/good.h5"
+size=$(stat -c %s "$src")
+head -c $((size / 2)) "$src" > "$out/damaged/truncated.h5"
+cp "$src" "$out/damaged/corrupted.h5"
+printf '\x55\xaa\x55\xaa' | dd of="$out/damaged/corrupted.h5" bs=1 seek=$((size / 2)) conv=notrunc status=none
+h5mkgrp "$out/damaged/foreign.h5" /data || { echo "FAIL: h5mkgrp could not make a foreign HDF5 file"; fail=1; }
+echo "not an HDF5 file" > "$out/damaged/text.h5"
+err=$(./hpcnn-summary --format csv --columns model,ranks,status "$out/damaged" 2>&1 >"$out/damaged.csv"); st=$?
+echo "$err"
+[ "$st" = 1 ] || { echo "FAIL: damaged files: exit $st, want 1"; fail=1; }
+[ "$(printf '%s' "$err" | grep -c '')" = 4 ] || { echo "FAIL: damaged files: want 4 stderr lines"; fail=1; }
+for want in "truncated.h5: truncated file" "corrupted.h5: corrupted file" "foreign.h5: not an hpcnn result file" \
+            "text.h5: not a readable HDF5 file"; do
+  grep -qF "hpcnn-summary: error: $out/damaged/$want" <<<"$err" || { echo "FAIL: no error line '$want'"; fail=1; }
+done
+[ "$(cat "$out/damaged.csv")" = $'model,ranks,status\nlenet5,2,ok' ] ||
+  { echo "FAIL: the good file was not summarized next to the damaged ones: $(cat "$out/damaged.csv")"; fail=1; }
 # Progress goes to a terminal only: with stderr redirected, nothing but errors.
 err=$(./hpcnn-train --model lenet5 --backend reference --batch 2 --iters 3 --warmup 0 --output "$out/quiet" 2>&1 >/dev/null)
 [ -z "$err" ] || { echo "FAIL: stderr not empty without a terminal: $err"; fail=1; }

@@ -142,6 +142,14 @@ TEST(BlasBackends, OpenblasLimitIsTheLibrarys) {
   const int max = openblas_get_num_threads();  // OpenBLAS clamps to its compile-time MAX_THREADS
   openblas_set_num_threads(before);
   EXPECT_THROW(be->set_threads(max + 1), UsageError);
+  // The registry's limit (read from openblas_get_config(), which the suites check --threads
+  // against before any work) is the one the library clamps to.
+  for (const BackendInfo& b : backends())
+    if (b.name == "openblas") {
+      EXPECT_EQ(b.max_threads.at_most, max);
+      EXPECT_NO_THROW(check_thread_limit(b, max));
+      EXPECT_THROW(check_thread_limit(b, max + 1), UsageError);
+    }
   EXPECT_NO_THROW(be->set_threads(max));
   EXPECT_EQ(be->threads(), max);
   be->set_threads(before);

@@ -200,7 +200,9 @@ class CudaBackend final : public Backend {
 
 void register_cuda_backend() {
   register_backend({"cuda", "NVIDIA GPU: cuDNN convolution and batch norm, cuBLAS, own kernels (one GPU per rank)",
-                    [] { return std::unique_ptr<Backend>(std::make_unique<CudaBackend>()); }, true,
+                    [] { return std::unique_ptr<Backend>(std::make_unique<CudaBackend>()); },
+                    ThreadLimit::none(),  // one host thread drives the GPU: --threads is ignored
+                    true,
                     [] { return no_device_reason(); }});
 }
 

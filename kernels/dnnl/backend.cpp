@@ -1,6 +1,7 @@
 // DnnlBackend: oneDNN primitives on the CPU, activations in the blocked layouts oneDNN prefers.
 #include <omp.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -106,6 +107,13 @@ class DnnlBackend final : public CpuBackend {
   void synchronize() override { ctx_->stream.wait(); }
 
   void set_threads(int n) override {
+    // More than OMP_THREAD_LIMIT makes oneDNN's primitives wait forever for threads OpenMP never
+    // starts (seen with libgomp): refuse it here too, not only in the suites' validation.
+    if (n > omp_get_thread_limit())
+      throw UsageError(std::string("dnnl: ")
+                           .append(std::to_string(n))
+                           .append(" threads is above OpenMP's thread limit ")
+                           .append(std::to_string(omp_get_thread_limit())));
     if (n > 0) omp_set_num_threads(n);
   }
   int threads() const override { return omp_get_max_threads(); }
@@ -128,7 +136,11 @@ class DnnlBackend final : public CpuBackend {
 std::unique_ptr<Backend> make_dnnl_backend() { return std::make_unique<DnnlBackend>(); }
 
 void register_dnnl_backend() {
-  register_backend({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend});
+  // OpenMP runs at most its thread-limit-var (OMP_THREAD_LIMIT) threads; unset, it is INT_MAX,
+  // which means no limit.
+  const int omp_limit = omp_get_thread_limit();
+  register_backend({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend,
+                    omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)});
 }
 
 }  // namespace hpcnn

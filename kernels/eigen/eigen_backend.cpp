@@ -102,7 +102,7 @@ std::unique_ptr<Backend> make_eigen_backend() {
 
 void register_eigen_backend() {
   register_backend({"eigen", "Eigen " + eigen_version() + " tensor contractions on Eigen's thread pool (im2col), reference loops for other layers",
-                    make_eigen_backend});
+                    make_eigen_backend, ThreadLimit(kMaxThreads)});
 }
 
 void register_eigen_sgemm() {

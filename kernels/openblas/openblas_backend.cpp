@@ -4,6 +4,7 @@
 // rest) and as SGEMM library "openblas" for hpcnn-blas --sweep gemm.
 #include <cblas.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -19,10 +20,18 @@ namespace {
 // before anything in this process can change it: `--threads default` restores it.
 const int kDefaultThreads = openblas_get_num_threads();
 
-// The compile-time limit (MAX_THREADS in openblas_get_config()): OpenBLAS silently clamps a
-// larger request to it, so it is found by asking for far more and reading back.
+// The compile-time limit, which OpenBLAS silently clamps a larger request to. Read from
+// "MAX_THREADS=N" in openblas_get_config(), because the other way to find it, asking for far
+// more and reading back, makes a pthreads build start that many threads for good. Builds whose
+// configuration string lacks it are probed that way once.
 int library_max_threads() {
   static const int max = [] {
+    const std::string config = openblas_get_config();
+    const std::string key = "MAX_THREADS=";
+    if (const auto at = config.find(key); at != std::string::npos) {
+      const int n = std::atoi(config.c_str() + at + key.size());
+      if (n > 0) return n;
+    }
     const int before = openblas_get_num_threads();
     openblas_set_num_threads(1 << 20);
     const int m = openblas_get_num_threads();
@@ -76,7 +85,7 @@ std::unique_ptr<Backend> make_openblas_backend() {
   return std::make_unique<GemmCpuBackend>("openblas", make_openblas_sgemm());
 }
 
-void register_openblas_backend() { register_backend({"openblas", description(), make_openblas_backend}); }
+void register_openblas_backend() { register_backend({"openblas", description(), make_openblas_backend, ThreadLimit(library_max_threads())}); }
 
 void register_openblas_sgemm() {
   register_sgemm({"openblas", std::string("cblas_sgemm of ") + openblas_get_config(), make_openblas_sgemm});

@@ -117,13 +117,28 @@ class Backend {
 };
 
 // ---- registry ----
+// The most threads a backend's library accepts for --threads. The suites check every --threads
+// value against it before any work, so that a count the library cannot honour is a usage error
+// (exit 2) instead of a failed point; it lives in the registry because checking it must not need
+// the backend itself (a GPU backend cannot be created without a device). A required constructor
+// argument of its own type, so that every registration states it and no bool slips into it.
+struct ThreadLimit {
+  explicit ThreadLimit(int at_most_threads) : at_most(at_most_threads > 0 ? at_most_threads : 0) {}
+  // Any count: the backend has no thread setting of its own (GPU backends) or only records it.
+  static ThreadLimit none() { return ThreadLimit(0); }
+  bool allows(int threads) const { return at_most == 0 || threads <= at_most; }
+  int at_most;  // 0: no limit
+};
+
 struct BackendInfo {
-  BackendInfo(std::string n, std::string d, std::function<std::unique_ptr<Backend>()> c, bool g = false,
-              std::function<std::string()> u = {})
-      : name(std::move(n)), description(std::move(d)), create(std::move(c)), gpu(g), unavailable(std::move(u)) {}
+  BackendInfo(std::string n, std::string d, std::function<std::unique_ptr<Backend>()> c, ThreadLimit t,
+              bool g = false, std::function<std::string()> u = {})
+      : name(std::move(n)), description(std::move(d)), create(std::move(c)), max_threads(t), gpu(g),
+        unavailable(std::move(u)) {}
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Backend>()> create;
+  ThreadLimit max_threads;
   bool gpu = false;  // needs a GPU at run time (tests select these with --gpu)
   // Why create() would fail on this machine ("no CUDA device ..."), or empty; never throws.
   std::function<std::string()> unavailable;
@@ -134,5 +149,8 @@ void register_backend(BackendInfo info);
 const std::vector<BackendInfo>& backends();
 // Throws UsageError("unknown backend 'X' (available: a, b)") when X is not built in.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+// Throws UsageError("--threads N: backend 'X' accepts at most M threads") when the registered
+// backend X does not allow n threads (n <= 0, the library's default, is always allowed).
+void check_thread_limit(const BackendInfo& backend, int n);
 
 }  // namespace hpcnn

@@ -1,5 +1,6 @@
 // Backend registry: backends register themselves by name (builtin_backends.cpp calls them all).
 #include <algorithm>
+#include <string>
 
 #include "engine/backend.hpp"
 #include "engine/errors.hpp"
@@ -41,6 +42,17 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     available += (available.empty() ? "" : ", ") + b.name;
   }
   throw UsageError("unknown backend '" + name + "' (available: " + available + ")");
+}
+
+void check_thread_limit(const BackendInfo& backend, int n) {
+  if (n <= 0 || backend.max_threads.allows(n)) return;
+  throw UsageError(std::string("--threads ")
+                       .append(std::to_string(n))
+                       .append(": backend '")
+                       .append(backend.name)
+                       .append("' accepts at most ")
+                       .append(std::to_string(backend.max_threads.at_most))
+                       .append(" threads"));
 }
 
 }  // namespace hpcnn

@@ -128,18 +128,21 @@ void validate(const Options& o) {
       } catch (const UsageError& e) {
         throw UsageError(std::string("--backend: ") + e.what());
       }
+      // The same wording as the backends' check (check_thread_limit), naming the library.
       for (const std::string& t : o.values("threads"))
-        if (t != "default") lib->set_threads(std::stoi(t));
+        if (t != "default" && std::stoi(t) > lib->max_threads())
+          throw UsageError(std::string("--threads ")
+                               .append(t)
+                               .append(": library '")
+                               .append(b)
+                               .append("' accepts at most ")
+                               .append(std::to_string(lib->max_threads()))
+                               .append(" threads"));
     }
     return;
   }
   if (o.has("sizes")) throw UsageError("--sizes applies to --sweep gemm only");
-  validate_model_names(o);
-  for (const std::string& b : o.values("backend")) {
-    std::unique_ptr<Backend> be = make_backend(b);
-    for (const std::string& t : o.values("threads"))
-      if (t != "default") be->set_threads(std::stoi(t));
-  }
+  validate_model_names(o);  // names, and --threads against each backend's registered limit
 }
 
 void add_versions(LibraryVersions& libraries, const LibraryVersions& add) {

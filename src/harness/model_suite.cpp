@@ -83,7 +83,12 @@ void print_model_list() {
     std::printf("  %-16s %12zu  %s\n", m.name.c_str(), g.param_count(), m.description.c_str());
   }
   std::printf("backends:\n");
-  for (const BackendInfo& b : backends()) std::printf("  %-16s %s\n", b.name.c_str(), b.description.c_str());
+  // The thread limit is shown so that a user (and tests/cli_bad_input.sh) can see what --threads allows.
+  for (const BackendInfo& b : backends()) {
+    std::string limit;
+    if (b.max_threads.at_most > 0) limit.append(" [--threads at most ").append(std::to_string(b.max_threads.at_most)).append("]");
+    std::printf("  %-16s %s%s\n", b.name.c_str(), b.description.c_str(), limit.c_str());
+  }
   std::printf("datasets (synthetic shapes): %s\n", kDatasetChoices);
   std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);
 }
@@ -91,13 +96,17 @@ void print_model_list() {
 void validate_model_names(const Options& o) {
   for (const std::string& m : o.values("model")) find_model(m);
   for (const std::string& b : o.values("backend")) {
-    bool found = false;
+    const BackendInfo* found = nullptr;
     std::string available;
     for (const BackendInfo& info : backends()) {
-      found = found || info.name == b;
+      if (info.name == b) found = &info;
       available.append(available.empty() ? "" : ", ").append(info.name);
     }
     if (!found) throw UsageError(std::string("--backend: unknown backend '") + b + "' (available: " + available + ")");
+    // Every --threads x --backend pair, here rather than in the point: a count the library cannot
+    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
+    for (const std::string& t : o.values("threads"))
+      if (t != "default") check_thread_limit(*found, std::stoi(t));
   }
   // GPU-only settings, before any work: every point of the sweep combines every backend with them.
   for (const std::string& b : o.values("backend")) {
@@ -181,6 +190,13 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("precision", std::string(precision_name(mp.settings.precision)));
   r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
   r.set("layout", mp.settings.layout);
+}
+
+void set_optimizer_fields(Record& r, const Options& o, const SweepPoint& p) {
+  r.set("optimizer", p.str("optimizer"));
+  r.set("lr", p.real("lr"));  // as given, not rounded to float
+  r.set("momentum", o.real("momentum"));
+  r.set("weight_decay", o.real("weight-decay"));
 }
 
 void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& e, MPI_Comm comm) {
@@ -347,8 +363,13 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
         run.backend.synchronize();
         t5 = Clock::now();
       }
+      // The reason starts with "diverged": agree_on_failure stores such a point as `diverged`.
       if (train && !std::isfinite(loss))
-        throw RuntimeError("diverged: loss " + std::to_string(loss) + " at iteration " + std::to_string(k));
+        throw RuntimeError(std::string("diverged: loss ")
+                               .append(std::to_string(loss))
+                               .append(" at iteration ")
+                               .append(std::to_string(k + 1))
+                               .append(" (warm-up included)"));
       const auto t_end = Clock::now();
       const double it = seconds_between(t0, t_end);
       if (rank == 0) progress().iteration(pass * total + k + 1, passes * total, run.mp.batch * double(size), it);
@@ -497,6 +518,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   Record& r = out.record;
   set_model_fields(r, suite.program, mp, *backend, graph, o, size);
   r.set("mode", std::string(train ? "train" : "infer"));
+  if (train) set_optimizer_fields(r, o, p);
   const Stats it = slowest_rank_stats(out.arrays[a_iter]);
   const double images = mp.batch * static_cast<double>(size);
   const double img_per_s = it.median > 0 ? images / it.median : 0.0;

@@ -40,7 +40,8 @@ std::vector<OptionSpec> measurement_options();
 // The whole table of hpcnn-train / hpcnn-infer.
 std::vector<OptionSpec> model_suite_options(Mode mode);
 
-// Unknown model or backend names -> UsageError, before any work.
+// Unknown model or backend names, and a --threads above what a --backend accepts (BackendInfo's
+// max_threads) -> UsageError, before any work.
 void validate_model_names(const Options& options);
 void print_model_list();
 
@@ -64,6 +65,10 @@ OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& p
 // params, iters, warmup, seed, precision, cudnn_benchmark, layout.
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
                       const Graph& graph, const Options& options, int ranks);
+// optimizer, lr, momentum, weight_decay of a training point: --optimizer and --lr are swept, and
+// without them the points of an --lr sweep could not be told apart (failed and diverged points get
+// them from the sweep point through the suite runner).
+void set_optimizer_fields(Record& r, const Options& options, const SweepPoint& point);
 
 // One point of hpcnn-train / hpcnn-infer run in-process, as run_model_suite runs it (hpcnn-blas
 // --sweep model wraps it with its own CPU and memory sampling). `options` must hold

@@ -113,6 +113,7 @@ struct WorkerTimes {
   Traffic traffic_timed;  // bytes over the timed iterations
   double isolated_comm = -1;
   float last_loss = 0;
+  std::string diverged;  // "diverged: loss nan at iteration k ...": the first non-finite loss, or empty
 };
 
 // The training loop of one worker. exchange == nullptr: a lone rank (the baseline), which applies
@@ -163,7 +164,16 @@ WorkerTimes train(const Options& o, const SweepPoint& p, const ModelPoint& mp, B
     else local->step(net.params(), net.grads());
     backend.synchronize();
     const auto t5 = Clock::now();
-    if (!std::isfinite(loss)) throw RuntimeError("training diverged (loss " + std::to_string(loss) + ")");
+    // A non-finite loss is noted and the loop goes on: the other ranks (and the parameter servers)
+    // expect every step's exchange, so stopping one rank here would hang them. run_point turns the
+    // note into a `diverged` point on every rank together (agree_on_failure: the reason starts with
+    // "diverged"), as hpcnn-train does.
+    if (!std::isfinite(loss) && t.diverged.empty())
+      t.diverged = std::string("diverged: loss ")
+                       .append(std::to_string(loss))
+                       .append(" at iteration ")
+                       .append(std::to_string(k + 1))
+                       .append(" (warm-up included)");
     t.last_loss = loss;
     if (k < warmup) {
       t.warmup.push_back(seconds_between(t0, t5));
@@ -202,6 +212,7 @@ double measure_baseline(const Options& o, const SweepPoint& p, ModelPoint mp, in
     const Graph graph = build_point_graph(mp, p, true);
     std::unique_ptr<Backend> backend = make_point_backend(mp, libraries);
     const GradientBuckets none(graph, 0);
+    // A diverging baseline still times the same arithmetic; the point itself reports the divergence.
     const WorkerTimes t = train(o, p, mp, *backend, graph, none, nullptr, 0, true);
     const double median = compute_stats(t.iter).median;
     img_per_s = median > 0 ? batch / median : 0;
@@ -320,6 +331,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   WorkerTimes t;
   if (exchange->is_worker()) t = train(o, p, mp, *backend, graph, buckets, exchange.get(), rank, synchronous);
   else exchange->serve();
+  agree_on_failure(comm, t.diverged);  // servers: empty; a diverged worker makes the point `diverged`
 
   ResultPoint out;
   // Per-iteration series of the workers ([workers][iters]); world rank 0 is worker 0.
@@ -360,6 +372,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
 
   Record& r = out.record;
   set_model_fields(r, "hpcnn-scale", mp, *backend, graph, o, size);
+  set_optimizer_fields(r, o, p);
   r.set("mode", std::string("train"));
   r.set("exchange", scheme.name);
   r.set("exchange_memory", std::string(exchange_memory_name(setup.memory)));

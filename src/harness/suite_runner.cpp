@@ -139,7 +139,13 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
       if (root) {
         progress().clear();
         std::fflush(stdout);
-        std::fprintf(stderr, "%s: point %zu: %s: %s\n", suite.program, i + 1, e.status.c_str(), e.what());
+        // "point 1: diverged: loss nan ...", not "diverged: diverged: ..." when the reason says it
+        // (also after another rank's prefix: "rank 1: diverged: ...").
+        const std::string reason = e.what();
+        const bool says_status =
+            reason.rfind(e.status + ":", 0) == 0 || reason.find(std::string(": ").append(e.status).append(":")) != std::string::npos;
+        std::fprintf(stderr, "%s: point %zu: %s%s%s\n", suite.program, i + 1, says_status ? "" : e.status.c_str(),
+                     says_status ? "" : ": ", reason.c_str());
       }
     }
     if (!root) continue;
