@@ -76,8 +76,18 @@ AS_IF([test "x$enable_asan" = xyes], [
      ASAN_LDFLAGS="-fsanitize=address,undefined"],
     [AC_MSG_ERROR([--enable-asan: $CXX cannot build with -fsanitize=address,undefined])])
 ])
+# The damaged-result-file test (tests/test_result_damage) is always built with the sanitizers when
+# the compiler has them, --enable-asan or not: reading hostile files is where memory errors hide.
+SANITIZE_CXXFLAGS=
+SANITIZE_LDFLAGS=
+HPCNN_CXX_TRY_FLAG([-fsanitize=address,undefined -fno-omit-frame-pointer],
+  [SANITIZE_CXXFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer"
+   SANITIZE_LDFLAGS="-fsanitize=address,undefined"],
+  [AC_MSG_WARN([$CXX cannot build with -fsanitize=address,undefined: tests/test_result_damage runs uninstrumented])])
 AC_SUBST([HPCNN_CXXSTD])
 AC_SUBST([HPCNN_CXXFLAGS])
 AC_SUBST([ASAN_CXXFLAGS])
 AC_SUBST([ASAN_LDFLAGS])
+AC_SUBST([SANITIZE_CXXFLAGS])
+AC_SUBST([SANITIZE_LDFLAGS])
 ])
