@@ -37,6 +37,26 @@ else
   expect 2 "this build has no CUDA" -- ./hpcnn-allreduce --exchange mpi --memory device
 fi
 expect 2 "'gpu'" -- ./hpcnn-allreduce --memory gpu
+# A cuda point on a machine without a usable GPU is skipped with its reason; the rest of the sweep
+# runs and the exit status is 0. (With a GPU both points run.)
+if ./hpcnn-train --list | grep -q '^  cuda '; then
+  ./hpcnn-train --backend reference,cuda --model lenet5 --batch 4 --iters 2 --warmup 1 --quiet \
+    --output "$out/skip" 2>"$out/skip.err"
+  status=$?
+  csv=$(./hpcnn-summary --format csv --columns backend,status,status_reason "$out/skip")
+  echo "$csv"; cat "$out/skip.err"
+  if grep -q '^cuda,ok,' <<<"$csv"; then
+    echo "ok:   a GPU is here: the cuda point ran"
+  elif [ "$status" = 0 ] && grep -q '^reference,ok,' <<<"$csv" &&
+       grep -q "^cuda,skipped,skipped: backend 'cuda' cannot run here: " <<<"$csv" &&
+       [ "$(grep -c 'point 2: skipped: ' "$out/skip.err")" = 1 ]; then
+    echo "ok:   cuda without a GPU -> skipped with the reason, reference ok, exit 0"
+  else
+    echo "FAIL: cuda point without a GPU: exit $status"; fail=1
+  fi
+  ./tests/check_result "$out/skip"/*.h5 || { echo "FAIL: check_result on a file with a skipped point"; fail=1; }
+fi
+
 # GPU-only settings with a CPU backend, in every build.
 expect 2 "--precision bf16: backend 'reference' computes in fp32 only" -- ./hpcnn-train --backend reference --precision fp32,bf16
 expect 2 "--cudnn-benchmark: backend 'reference' is not a GPU backend" -- ./hpcnn-infer --backend reference --cudnn-benchmark

@@ -152,6 +152,13 @@ Graph build_point_graph(const ModelPoint& mp, const SweepPoint& p, bool with_los
 }
 
 std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries) {
+  // A backend this build has but this machine cannot run (cuda without a GPU): the point is
+  // skipped, with the reason, and the sweep goes on.
+  for (const BackendInfo& info : backends())
+    if (info.name == mp.backend && info.unavailable) {
+      const std::string why = info.unavailable();
+      if (!why.empty()) throw RuntimeError("skipped: backend '" + mp.backend + "' cannot run here: " + why);
+    }
   std::unique_ptr<Backend> backend = make_backend(mp.backend);
   backend->configure(mp.settings);
   backend->set_threads(mp.threads);

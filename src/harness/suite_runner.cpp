@@ -38,8 +38,12 @@ void agree_on_failure(MPI_Comm comm, const std::string& local_error) {
   reason.resize(static_cast<std::size_t>(len));
   MPI_Bcast(reason.data(), len, MPI_CHAR, first, comm);
   if (size > 1) reason = "rank " + std::to_string(first) + ": " + reason;
-  const bool diverged = local_error.rfind("diverged", 0) == 0 || reason.find(": diverged") != std::string::npos;
-  throw PointFailure(diverged ? "diverged" : "failed", reason);
+  // A reason that starts with "diverged" or "skipped" (after a rank prefix) names its status.
+  const auto says = [&](const char* status) {
+    return local_error.rfind(status, 0) == 0 || reason.rfind(status, 0) == 0 ||
+           reason.find(std::string(": ").append(status)) != std::string::npos;
+  };
+  throw PointFailure(says("diverged") ? "diverged" : says("skipped") ? "skipped" : "failed", reason);
 }
 
 namespace {
