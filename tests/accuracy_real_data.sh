@@ -10,7 +10,9 @@
 #  6. a batch-norm model (resnet18) is evaluated in inference mode with the running statistics it
 #     learned (test_eval = inference): >= 40 % test accuracy after one epoch on 1,000 images (59 %
 #     measured; evaluated with the initial statistics 0 / 1 instead it gets 9 %, chance), also on
-#     two ranks (the running statistics of rank 0 go to every rank before evaluating).
+#     two ranks (the running statistics of rank 0 go to every rank before evaluating);
+#  7. --eval-every N adds test evaluations every N optimizer steps (arrays eval_step,
+#     eval_test_acc, eval_test_loss); the one at the last step equals the last epoch's evaluation.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 data=/usr/share/datasets/fashion-mnist
 [ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"; exit 77; }
@@ -80,4 +82,21 @@ awk -v a="$acc" 'BEGIN {exit !(a >= 40)}' || { echo "FAIL: resnet18 test accurac
 run mpirun -np 2 --oversubscribe ./hpcnn-train "${bn[@]}" --train-limit 400 --test-limit 200 --output "$out/bn-mpi"
 got=$(./hpcnn-summary --format csv --columns ranks,test_eval,status "$out/bn-mpi" | tail -1)
 [ "$got" = "2,inference,ok" ] || { echo "FAIL: resnet18 on 2 ranks: ranks,test_eval,status = $got"; fail=1; }
+
+# 7. --eval-every: 500 images in batches of 20 = 25 steps per epoch; 2 epochs, every 10 steps.
+run ./hpcnn-train "${common[@]}" --batch 20 --lr 0.02 --epochs 2 --train-limit 500 --test-limit 200 \
+  --eval-every 10 --output "$out/every"
+f=$(ls "$out"/every/*.h5)
+# The values of dataset $1 of point 0, one per line.
+values() { h5dump -y -w 0 -d "/points/000000/$1" "$f" | awk '/^   DATA \{/ {on=1; next} on && /}/ {exit} on' |
+  tr ',' '\n' | tr -d ' ' | grep -v '^$'; }
+steps=$(values eval_step | paste -sd,)
+echo "eval_step: $steps"
+[ "$steps" = "10,20,30,40,50" ] || { echo "FAIL: eval_step = $steps, want 10,20,30,40,50"; fail=1; }
+last_eval=$(values eval_test_acc | tail -1)
+last_epoch=$(values epoch_test_acc | tail -1)
+echo "accuracy at step 50: $last_eval %, after epoch 2: $last_epoch %"
+[ -n "$last_eval" ] && [ "$last_eval" = "$last_epoch" ] ||
+  { echo "FAIL: the evaluation at the last step ($last_eval) differs from the last epoch's ($last_epoch)"; fail=1; }
+[ "$(values eval_test_loss | wc -l)" = 5 ] || { echo "FAIL: eval_test_loss has not 5 values"; fail=1; }
 exit $fail
