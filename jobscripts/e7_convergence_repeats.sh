@@ -34,4 +34,6 @@ plot "$OUT/e7_curves.dat" using 1:4:5 with filledcurves lc rgb "#c0d0ff" title "
 GP
   echo "plot: $OUT/e7_accuracy.png"
 fi
+# Every repeat's curves, plotted by hpcnn-summary itself (gnuplot), next to the band plot above.
+"$HPCNN_BIN/hpcnn-summary" --table accuracy --plot "$OUT/e7_accuracy_runs.png" "$OUT" || true
 "$HPCNN_BIN/hpcnn-summary" --table accuracy "$OUT"
