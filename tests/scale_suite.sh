@@ -15,6 +15,13 @@ echo "$csv"
 [ "$(tail -n +2 <<<"$csv" | wc -l)" = 6 ] || { echo "FAIL: expected 6 rows"; fail=1; }
 grep -q '^ring,weak,2,2,4,8,[0-9.]\+,[0-9.]\+,[0-9.]\+,[0-9.e-]\+,[0-9.e-]\+,[0-9.]\+,[1-9]' <<<"$csv" || { echo "FAIL: ring weak row incomplete"; fail=1; }
 grep -q '^ring,strong,2,2,2,4,' <<<"$csv" || { echo "FAIL: strong scaling splits the batch"; fail=1; }
+# The exposed communication is the critical-path worker's wait: never more than the largest wait,
+# and overlap = (comm_s - comm_exposed_s) / comm_s clamped to [0, 1].
+csv=$(./hpcnn-summary --format csv --columns exchange,comm_wait_s,comm_exposed_s,comm_s,overlap "$out/ar")
+echo "$csv"
+awk -F, 'NR > 1 { if ($3 == "" || $3 > $2 + 1e-12) bad = 1; want = ($4 - $3) / $4; if (want < 0) want = 0; if (want > 1) want = 1;
+                  if (want - $5 > 1e-3 || $5 - want > 1e-3) bad = 1 } END { exit bad }' <<<"$csv" ||
+  { echo "FAIL: comm_exposed_s > comm_wait_s, or overlap != (comm_s - comm_exposed_s) / comm_s"; fail=1; }
 
 # Parameter servers: 2 workers + 1 server, sync and async (staleness recorded).
 run $MPI -np 3 ./hpcnn-scale $small --exchange ps-sync,ps-async --ps-servers 1 --output "$out/ps"
