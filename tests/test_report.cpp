@@ -120,6 +120,17 @@ TEST(Report, CompareFlagsRegressionsOnly) {
   ASSERT_EQ(c.missing.size(), 1u);
   EXPECT_NE(c.missing[0].find("batch=16"), std::string::npos);
   ASSERT_EQ(c.unmatched.size(), 1u);
+  // GPU precision is a setting: a bf16 baseline is not compared with an fp32 run (which would
+  // otherwise show as a 3x regression).
+  auto with_precision = [](Record r, const char* p) {
+    r.set("precision", std::string(p));
+    return r;
+  };
+  c = compare_rows({with_precision(row("resnet50", 64, 3000), "bf16")}, {with_precision(row("resnet50", 64, 1000), "fp32")},
+                   "img_per_s", true, 0.05);
+  EXPECT_TRUE(c.regressions.empty());
+  ASSERT_EQ(c.missing.size(), 1u);
+  EXPECT_NE(c.missing[0].find("precision=bf16"), std::string::npos) << c.missing[0];
 }
 
 TEST_F(ReportFiles, CompareEndToEnd) {

@@ -107,7 +107,9 @@ void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by) {
 const std::vector<std::string> kSettingsFields = {
     "suite", "model",   "backend", "dataset",    "mode",      "batch",  "threads", "ranks",
     "image_size", "exchange", "workers", "ps_servers", "scaling", "global_batch", "bucket_mb",
-    "sweep", "size", "size_bytes", "optimizer", "lr", "act", "profile", "epoch"};
+    "sweep", "size", "size_bytes", "optimizer", "lr", "act", "profile", "epoch",
+    // GPU points: an fp32 run is never compared with a bf16 one, nor device with host memory.
+    "precision", "layout", "cudnn_benchmark", "exchange_memory"};
 
 std::string settings_key(const Record& row) {
   std::string key;
