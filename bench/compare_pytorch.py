@@ -65,6 +65,17 @@ def csv_list(kind):
     return parse
 
 
+def check_hpcnn_build(parser, args):
+    """--hpcnn-build is required unless --torch-only, and must hold the executables; made absolute."""
+    if not args.torch_only and not args.hpcnn_build:
+        parser.error("--hpcnn-build DIR is required (or --torch-only)")
+    if args.hpcnn_build:
+        args.hpcnn_build = os.path.abspath(args.hpcnn_build)
+        for exe in ("hpcnn-train", "hpcnn-infer", "hpcnn-summary"):
+            if not os.access(os.path.join(args.hpcnn_build, exe), os.X_OK):
+                parser.error(f"{exe} not found in {args.hpcnn_build} (build it first)")
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--hpcnn-build", metavar="DIR", help="build directory with hpcnn-train, hpcnn-infer, hpcnn-summary")
@@ -94,13 +105,7 @@ def parse_args(argv=None):
     p.add_argument("--wait-quiet", type=float, default=120,
                    help="seconds to wait at most, before each run, for the CPUs to be idle")
     args = p.parse_args(argv)
-    if not args.torch_only and not args.hpcnn_build:
-        p.error("--hpcnn-build DIR is required (or --torch-only)")
-    if args.hpcnn_build:
-        args.hpcnn_build = os.path.abspath(args.hpcnn_build)
-        for exe in ("hpcnn-train", "hpcnn-infer", "hpcnn-summary"):
-            if not os.access(os.path.join(args.hpcnn_build, exe), os.X_OK):
-                p.error(f"{exe} not found in {args.hpcnn_build} (build it first)")
+    check_hpcnn_build(p, args)
     for m in args.modes:
         if m not in ("train", "infer"):
             p.error(f"--modes: unknown mode {m!r} (train, infer)")

@@ -51,7 +51,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from compare_pytorch import csv_list, fmt_num, log, median  # noqa: E402
+from compare_pytorch import check_hpcnn_build, csv_list, fmt_num, log, median  # noqa: E402
 
 TORCH_GPU_BENCH = os.path.join(HERE, "torch_gpu_bench.py")
 
@@ -108,13 +108,7 @@ def parse_args(argv=None):
     p.add_argument("--hpcnn-backend", default="cuda", help=argparse.SUPPRESS)
     p.add_argument("--torch-device", default="cuda", choices=("cuda", "cpu"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if not args.torch_only and not args.hpcnn_build:
-        p.error("--hpcnn-build DIR is required (or --torch-only)")
-    if args.hpcnn_build:
-        args.hpcnn_build = os.path.abspath(args.hpcnn_build)
-        for exe in ("hpcnn-train", "hpcnn-infer", "hpcnn-summary"):
-            if not os.access(os.path.join(args.hpcnn_build, exe), os.X_OK):
-                p.error(f"{exe} not found in {args.hpcnn_build} (build it first)")
+    check_hpcnn_build(p, args)
     args.launch = shlex.split(args.hpcnn_launch)
     for m in args.modes:
         if m not in TARGETS:
@@ -160,6 +154,15 @@ def run_command(cmd, args, env=None):
 
 
 # ------------------------------------------------------------------------------- torch side
+def run_failure(proc, wall, args):
+    """The result row of a run that timed out or exited non-zero, or None when it succeeded."""
+    if proc is None:
+        return {"error": f"timed out after {args.timeout:.0f} s", "wall_s": wall}
+    if proc.returncode != 0:
+        return {"error": last_line(proc.stderr, proc.stdout), "wall_s": wall}
+    return None
+
+
 def run_torch(args, model, dataset, precision, mode, batch):
     cmd = [args.torch_python, TORCH_GPU_BENCH, "--model", model, "--dataset", dataset, "--mode", mode,
            "--batch", str(batch), "--precision", precision, "--iters", str(args.iters),
@@ -170,10 +173,9 @@ def run_torch(args, model, dataset, precision, mode, batch):
     if args.image_size:
         cmd += ["--image-size", str(args.image_size)]
     proc, wall = run_command(cmd, args)
-    if proc is None:
-        return {"error": f"timed out after {args.timeout:.0f} s", "wall_s": wall}
-    if proc.returncode != 0:
-        return {"error": last_line(proc.stderr, proc.stdout), "wall_s": wall}
+    failure = run_failure(proc, wall, args)
+    if failure:
+        return failure
     try:
         res = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -247,10 +249,9 @@ def run_hpcnn(args, model, dataset, precision, mode, batch):
     try:
         cmd = hpcnn_command(args, model, dataset, precision, mode, batch, outdir)
         proc, wall = run_command(cmd, args)
-        if proc is None:
-            return {"error": f"timed out after {args.timeout:.0f} s", "wall_s": wall}
-        if proc.returncode != 0:
-            return {"error": last_line(proc.stderr, proc.stdout), "wall_s": wall}
+        failure = run_failure(proc, wall, args)
+        if failure:
+            return failure
         try:
             rec = read_summary(args, outdir)
         except RuntimeError as e:

@@ -3,6 +3,7 @@
 // alone with the big batch or distributed over an exchange scheme on any backend.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -32,6 +33,20 @@ inline int world_size() {
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
 }
+// Runs every registered test on every rank (one rank prints), then MPI_Finalize; the exit status
+// is non-zero when any rank failed. The end of the MPI test binaries' main().
+inline int run_all_tests_on_all_ranks() {
+  if (world_rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS();
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}
+
 inline long long sum_over_ranks(long long mine) {
   long long all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);

@@ -227,13 +227,5 @@ TEST(Staging, StagedExchangesTrainBitIdenticallyToHostOnes) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
-  if (world_rank() != 0) {  // one rank reports; every rank still runs (and fails) every test
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any;
+  return run_all_tests_on_all_ranks();
 }

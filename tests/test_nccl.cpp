@@ -198,13 +198,5 @@ int main(int argc, char** argv) {
   }
   const std::string& problem = nccl_problem();  // collective: every rank asks once, here
   if (world_rank() == 0 && !problem.empty()) std::printf("NCCL cases SKIPPED: %s\n", problem.c_str());
-  if (world_rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int failed = RUN_ALL_TESTS();
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any;
+  return run_all_tests_on_all_ranks();
 }

@@ -50,9 +50,7 @@ std::string cudnn_version() {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() : device_(select_device()), info_(device_info(device_)) {
-    ctx_ = std::make_shared<Context>(BackendSettings{}, device_);
-  }
+  CudaBackend() : device_(select_device()), info_(device_info(device_)) {}
 
   std::string name() const override { return "cuda"; }
   bool is_gpu() const override { return true; }
@@ -63,70 +61,70 @@ class CudaBackend final : public Backend {
     if (s.precision == Precision::Bf16 && info_.cc_major < 8)
       throw UsageError("--precision bf16: " + info_.name + " (compute capability " + std::to_string(info_.cc_major) +
                        "." + std::to_string(info_.cc_minor) + ") has no BF16 tensor cores");
-    ctx_ = std::make_shared<Context>(s, device_);  // before any op exists: nothing holds the old one
+    ctx_ = std::make_shared<Context>(s, device_);  // before any op exists
   }
 
   // ---- memory ----
   void allocate(Tensor& t) override {
     t.bytes = t.shape.count() * elem_bytes(layout_of(t));
-    t.storage = ctx_->alloc(t.bytes);
+    t.storage = ctx()->alloc(t.bytes);
     t.data = static_cast<float*>(t.storage.get());
   }
   std::shared_ptr<float> alloc_floats(std::size_t count) override {
-    DeviceBuffer b = ctx_->alloc(count * sizeof(float));
+    DeviceBuffer b = ctx()->alloc(count * sizeof(float));
     return std::shared_ptr<float>(b, static_cast<float*>(b.get()));
   }
   std::shared_ptr<std::int32_t> alloc_ints(std::size_t count) override {
-    DeviceBuffer b = ctx_->alloc(count * sizeof(std::int32_t));
+    DeviceBuffer b = ctx()->alloc(count * sizeof(std::int32_t));
     return std::shared_ptr<std::int32_t>(b, static_cast<std::int32_t*>(b.get()));
   }
   // Pageable sources are staged by the driver before the call returns; page-locked ones
   // (pin_host) are read by the DMA engine later in stream order, and their owners keep them alive.
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx_->stream), "cudaMemcpyAsync (to device)");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ctx()->stream), "cudaMemcpyAsync (to device)");
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx_->stream), "cudaMemcpyAsync (to host)");
-    check(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx()->stream), "cudaMemcpyAsync (to host)");
+    check(cudaStreamSynchronize(ctx()->stream), "cudaStreamSynchronize");
   }
   void write_plain(Tensor& t, const float* host) override {
     const Layout l = layout_of(t);
     if (same_memory(t.shape, l, Layout{})) return copy_to_device(t.data, host, t.shape.count() * sizeof(float));
-    void* staging = ctx_->scratch(3, t.shape.count() * sizeof(float));
+    void* staging = ctx()->scratch(3, t.shape.count() * sizeof(float));
     copy_to_device(staging, host, t.shape.count() * sizeof(float));
-    store_as(*ctx_, staging, Layout{}, t);
+    store_as(*ctx(), staging, Layout{}, t);
   }
   void read_plain(const Tensor& t, float* host) override {
-    const void* plain = as_layout(*ctx_, t, Layout{}, 3);
+    const void* plain = as_layout(*ctx(), t, Layout{}, 3);
     copy_to_host(host, plain, t.shape.count() * sizeof(float));
   }
   void set_zero(Tensor& t) override {
-    check(cudaMemsetAsync(t.data, 0, t.shape.count() * elem_bytes(layout_of(t)), ctx_->stream), "cudaMemsetAsync");
+    check(cudaMemsetAsync(t.data, 0, t.shape.count() * elem_bytes(layout_of(t)), ctx()->stream), "cudaMemsetAsync");
   }
   void accumulate(Tensor& dst, const Tensor& src) override {
     if (!(dst.shape == src.shape))
       throw std::logic_error("cuda accumulate: shapes " + dst.shape.str() + " and " + src.shape.str() + " differ");
     const Layout l = layout_of(dst);
-    const void* s = as_layout(*ctx_, src, l, 3);
-    cuda::accumulate(dst.data, s, dst.shape.count(), l.bf16, ctx_->stream);
+    const void* s = as_layout(*ctx(), src, l, 3);
+    cuda::accumulate(dst.data, s, dst.shape.count(), l.bf16, ctx()->stream);
   }
 
   // ---- operators ----
   std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src, Mode mode, Tensor& dst) override {
     switch (node.kind) {
-      case OpKind::Conv: return make_conv(ctx_, node, src, mode, dst);
-      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst);
+      case OpKind::Conv: return make_conv(ctx(), node, src, mode, dst);
+      case OpKind::BatchNorm: return make_batch_norm(ctx(), node, src, mode, dst);
       case OpKind::Relu:
-      case OpKind::Tanh: return make_activation(ctx_, node, src, mode, dst);
+      case OpKind::Tanh: return make_activation(ctx(), node, src, mode, dst);
       case OpKind::MaxPool:
       case OpKind::AvgPool:
-      case OpKind::GlobalAvgPool: return make_pooling(ctx_, node, src, mode, dst);
-      case OpKind::Lrn: return make_lrn(ctx_, node, src, mode, dst);
-      case OpKind::Dropout: return make_dropout(ctx_, node, src, mode, dst);
-      case OpKind::FullyConnected: return make_fully_connected(ctx_, node, src, mode, dst);
-      case OpKind::Add: return make_add(ctx_, node, src, mode, dst);
-      case OpKind::Flatten: return make_flatten(ctx_, node, src, mode, dst);
-      case OpKind::SoftmaxCrossEntropy: return make_softmax_xent(ctx_, node, src, mode, dst);
+      case OpKind::GlobalAvgPool: return make_pooling(ctx(), node, src, mode, dst);
+      case OpKind::Lrn: return make_lrn(ctx(), node, src, mode, dst);
+      case OpKind::Dropout: return make_dropout(ctx(), node, src, mode, dst);
+      case OpKind::FullyConnected: return make_fully_connected(ctx(), node, src, mode, dst);
+      case OpKind::Add: return make_add(ctx(), node, src, mode, dst);
+      case OpKind::Flatten: return make_flatten(ctx(), node, src, mode, dst);
+      case OpKind::SoftmaxCrossEntropy: return make_softmax_xent(ctx(), node, src, mode, dst);
       case OpKind::Input: break;
     }
     throw std::runtime_error("cuda backend: no operator for node '" + node.name + "' (" + op_kind_name(node.kind) + ")");
@@ -134,29 +132,29 @@ class CudaBackend final : public Backend {
 
   // ---- optimizer ----
   void sgd_step(float* w, const float* g, float* v, std::size_t n, const SgdParams& p) override {
-    cuda::sgd_step(w, g, v, n, p.lr, p.momentum, p.weight_decay, ctx_->stream);
+    cuda::sgd_step(w, g, v, n, p.lr, p.momentum, p.weight_decay, ctx()->stream);
   }
   void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, const AdamParams& p,
                  std::int64_t t) override {
     if (t < 1) throw std::logic_error("cuda adam_step: step t must be >= 1");
     const double bc1 = 1.0 - std::pow(double(p.beta1), double(t)), bc2 = 1.0 - std::pow(double(p.beta2), double(t));
-    cuda::adam_step(w, g, m, v, n, p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, float(bc1), float(bc2), ctx_->stream);
+    cuda::adam_step(w, g, m, v, n, p.lr, p.beta1, p.beta2, p.eps, p.weight_decay, float(bc1), float(bc2), ctx()->stream);
   }
 
   // ---- execution ----
   void synchronize() override {
-    check(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(ctx()->stream), "cudaStreamSynchronize");
     check(cudaGetLastError(), "kernel launch");
   }
-  std::unique_ptr<Timer> make_timer() override { return std::make_unique<EventTimer>(ctx_->stream); }
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<EventTimer>(ctx()->stream); }
   void set_threads(int) override {}  // one host thread drives the GPU; there is nothing to set
   int threads() const override { return 1; }
 
   LibraryVersions versions() const override {
     int nccl = 0, cublas = 0;
     ncclGetVersion(&nccl);
-    cublasGetVersion(ctx_->cublas, &cublas);
-    const BackendSettings& s = ctx_->settings;
+    cublasGetVersion(ctx()->cublas, &cublas);
+    const BackendSettings& s = ctx()->settings;
     return {{"gpu", info_.name},
             {"gpu_compute_capability", std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor)},
             {"gpu_memory_mib", std::to_string(info_.total_bytes >> 20)},
@@ -167,16 +165,16 @@ class CudaBackend final : public Backend {
             {"NCCL", std::to_string(nccl / 10000) + "." + std::to_string((nccl % 10000) / 100) + "." +
                          std::to_string(nccl % 100)},
             {"cuda_precision", precision_name(s.precision)},
-            {"cuda_layout", ctx_->act_nhwc ? "nhwc" : "nchw"},
+            {"cuda_layout", ctx()->act_nhwc ? "nhwc" : "nchw"},
             {"cudnn_algorithms", s.cudnn_benchmark ? "benchmark (fastest measured)" : "heuristics"},
-            {"cudnn_conv_api", ctx_->graph_api ? "graph (engine heuristics mode A; legacy calls where no plan builds)"
+            {"cudnn_conv_api", ctx()->graph_api ? "graph (engine heuristics mode A; legacy calls where no plan builds)"
                                                : "legacy (HPCNN_CUDNN_API=legacy)"},
-            {"cudnn_workspace_limit_mib", std::to_string(ctx_->workspace_limit >> 20)}};
+            {"cudnn_workspace_limit_mib", std::to_string(ctx()->workspace_limit >> 20)}};
   }
 
-  std::size_t peak_device_bytes() const override { return ctx_->usage->peak; }
+  std::size_t peak_device_bytes() const override { return ctx()->usage->peak; }
   int device() const override { return device_; }
-  void* stream() const override { return ctx_->stream; }
+  void* stream() const override { return ctx()->stream; }
   void pin_host(void* p, std::size_t bytes) override {
     if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) cudaGetLastError();  // stays pageable
   }
@@ -193,7 +191,13 @@ class CudaBackend final : public Backend {
  private:
   int device_;
   DeviceInfo info_;
-  ContextPtr ctx_;
+  // Created by configure(), or with the default settings at first use: creating the cuDNN and
+  // cuBLAS handles takes time, so it happens once.
+  const ContextPtr& ctx() const {
+    if (!ctx_) ctx_ = std::make_shared<Context>(BackendSettings{}, device_);
+    return ctx_;
+  }
+  mutable ContextPtr ctx_;
 };
 
 }  // namespace

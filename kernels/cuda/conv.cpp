@@ -82,7 +82,6 @@ class ConvOp final : public Op {
     dst.layout = make_layout(out_, l_.nhwc, l_.bf16);
     weight_count_ = std::size_t(wargs_.o) * wargs_.i * wargs_.kh * wargs_.kw;
     converted_ = l_.nhwc || l_.bf16;
-    if (!c->settings.cudnn_benchmark) choose_by_heuristics(mode);
     if (c->graph_api) {  // preferred; the legacy calls stay as the fallback of each direction
       const Shape wshape{wargs_.o, wargs_.i, wargs_.kh, wargs_.kw};
       const bool tc = c->settings.precision != Precision::Fp32;
@@ -96,6 +95,10 @@ class ConvOp final : public Op {
         g_bwd_filter_ = make(ConvKind::BackwardFilter);
       }
     }
+    // Legacy algorithms only where a direction has no graph plan (with --cudnn-benchmark they are
+    // timed at the first call instead).
+    const bool legacy_needed = !g_fwd_ || (mode == Mode::Train && (!g_bwd_data_ || !g_bwd_filter_));
+    if (legacy_needed && !c->settings.cudnn_benchmark) choose_by_heuristics(mode);
   }
 
   void forward(const OpContext& ctx) override {

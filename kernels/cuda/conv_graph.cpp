@@ -77,12 +77,54 @@ bool uses_tensor_cores(cudnnBackendDescriptor_t cfg) {
   return false;
 }
 
+// Engine configurations of an operation graph, ranked by cuDNN's heuristics (mode A); owns them.
+struct EngineConfigs {
+  explicit EngineConfigs(cudnnBackendDescriptor_t graph) {
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    heur.finalize("engine heuristics");
+    std::int64_t count = 0, got = 0;
+    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+       "heuristics count");
+    for (std::int64_t i = 0; i < count; ++i) {
+      cudnnBackendDescriptor_t d = nullptr;
+      ck(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &d), "create engine config");
+      list.push_back(d);
+    }
+    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                                list.data()),
+       "heuristics");
+    for (std::size_t i = static_cast<std::size_t>(got); i < list.size(); ++i) cudnnBackendDestroyDescriptor(list[i]);
+    list.resize(static_cast<std::size_t>(got));
+  }
+  ~EngineConfigs() {
+    for (auto d : list) cudnnBackendDestroyDescriptor(d);
+  }
+  EngineConfigs(const EngineConfigs&) = delete;
+  EngineConfigs& operator=(const EngineConfigs&) = delete;
+  std::vector<cudnnBackendDescriptor_t> list;
+};
+
 }  // namespace
+
+cudnnBackendDescriptor_t GraphConv::usable_plan(cudnnBackendDescriptor_t cfg, std::size_t& workspace) {
+  // Strict FP32 takes no tensor-core engine; a plan must build and fit the workspace limit.
+  if (!tensor_cores_ && uses_tensor_cores(cfg)) return nullptr;
+  cudnnBackendDescriptor_t plan = nullptr;
+  std::size_t need = 0;
+  if (build_plan(cfg, plan, need) && need <= c_.workspace_limit) {
+    workspace = need;
+    return plan;
+  }
+  if (plan) cudnnBackendDestroyDescriptor(plan);
+  return nullptr;
+}
 
 GraphConv::GraphConv(Context& c, ConvKind kind, const Shape& xs, const Shape& ws, const Shape& ys, const OpAttr& a,
                      const Layout& l, bool tensor_cores)
     : c_(c), tensor_cores_(tensor_cores) {
-  std::vector<cudnnBackendDescriptor_t> owned;
   try {
     Desc x(tensor(kX, xs, l)), w(tensor(kW, ws, l)), y(tensor(kY, ys, l));
 
@@ -99,38 +141,36 @@ GraphConv::GraphConv(Context& c, ConvKind kind, const Shape& xs, const Shape& ws
     conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
     conv.finalize("convolution");
 
+    // The operation's attribute names per direction; the same x/w/y tensors take the roles
+    // X/W/Y (forward), DX/W/DY (backward data), X/DW/DY (backward filter).
+    struct OpNames {
+      cudnnBackendDescriptorType_t type;
+      cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+    };
+    const OpNames names =
+        kind == ConvKind::Forward
+            ? OpNames{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA}
+        : kind == ConvKind::BackwardData
+            ? OpNames{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA}
+            : OpNames{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+                      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
     const float alpha = 1.0f, beta = 0.0f;
-    cudnnBackendDescriptorType_t op_type = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
-    if (kind == ConvKind::BackwardData) op_type = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
-    if (kind == ConvKind::BackwardFilter) op_type = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
-    Desc op(op_type);
     const auto bd = CUDNN_TYPE_BACKEND_DESCRIPTOR;
-    switch (kind) {
-      case ConvKind::Forward:
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, bd, 1, &x.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, bd, 1, &w.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, bd, 1, &y.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, bd, 1, &conv.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-        break;
-      case ConvKind::BackwardData:
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, bd, 1, &x.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, bd, 1, &w.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, bd, 1, &y.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, bd, 1, &conv.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-        break;
-      case ConvKind::BackwardFilter:
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, bd, 1, &x.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, bd, 1, &w.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, bd, 1, &y.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, bd, 1, &conv.d);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-        break;
-    }
+    Desc op(names.type);
+    op.set(names.x, bd, 1, &x.d);
+    op.set(names.w, bd, 1, &w.d);
+    op.set(names.y, bd, 1, &y.d);
+    op.set(names.conv, bd, 1, &conv.d);
+    op.set(names.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+    op.set(names.beta, CUDNN_TYPE_FLOAT, 1, &beta);
     op.finalize("convolution operation");
 
     Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -141,39 +181,14 @@ GraphConv::GraphConv(Context& c, ConvKind kind, const Shape& xs, const Shape& ws
 #pragma GCC diagnostic pop
     graph.finalize("operation graph");
 
-    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    const cudnnBackendHeurMode_t hmode = CUDNN_HEUR_MODE_A;
-    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, bd, 1, &graph.d);
-    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hmode);
-    heur.finalize("engine heuristics");
-    std::int64_t count = 0;
-    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, bd, 0, &count, nullptr), "heuristics count");
-    std::vector<cudnnBackendDescriptor_t> cfgs(static_cast<std::size_t>(count));
-    for (auto& d : cfgs) {
-      ck(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &d), "create engine config");
-      owned.push_back(d);
-    }
-    std::int64_t got = 0;
-    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, bd, count, &got, cfgs.data()), "heuristics");
-    // The first configuration (cuDNN's ranking) that builds, fits the workspace and, for strict FP32,
-    // computes without tensor cores.
-    for (std::int64_t i = 0; i < got && !plan_; ++i) {
-      if (!tensor_cores_ && uses_tensor_cores(cfgs[static_cast<std::size_t>(i)])) continue;
-      cudnnBackendDescriptor_t plan = nullptr;
-      std::size_t need = 0;
-      if (build_plan(cfgs[static_cast<std::size_t>(i)], plan, need) && need <= c.workspace_limit) {
-        plan_ = plan;
-        workspace_ = need;
-      } else if (plan) {
-        cudnnBackendDestroyDescriptor(plan);
-      }
-    }
-    if (!plan_) why_ = "no engine configuration of " + std::to_string(got) + " builds a plan";
+    // The first configuration in cuDNN's ranking that gives a usable plan.
+    const EngineConfigs cfgs(graph.d);
+    for (std::size_t i = 0; i < cfgs.list.size() && !plan_; ++i) plan_ = usable_plan(cfgs.list[i], workspace_);
+    if (!plan_) why_ = "no engine configuration of " + std::to_string(cfgs.list.size()) + " builds a plan";
     graph_ = graph.release();
   } catch (const GraphError& e) {
     why_ = e.what();
   }
-  for (auto d : owned) cudnnBackendDestroyDescriptor(d);
 }
 
 GraphConv::~GraphConv() {
@@ -221,19 +236,7 @@ void GraphConv::autotune(void* x, void* w, void* y) {
   // Rebuild the candidate list and time up to kCandidates plans, 2 runs each, keeping the fastest.
   constexpr int kCandidates = 8;
   try {
-    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    const cudnnBackendHeurMode_t hmode = CUDNN_HEUR_MODE_A;
-    heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph_);
-    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hmode);
-    heur.finalize("engine heuristics");
-    std::int64_t count = 0, got = 0;
-    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
-       "heuristics count");
-    std::vector<cudnnBackendDescriptor_t> cfgs(static_cast<std::size_t>(count));
-    for (auto& d : cfgs) ck(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &d), "create config");
-    ck(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-                                cfgs.data()),
-       "heuristics");
+    const EngineConfigs cfgs(graph_);
     cudaEvent_t start, stop;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
@@ -241,14 +244,10 @@ void GraphConv::autotune(void* x, void* w, void* y) {
     cudnnBackendDescriptor_t best_plan = nullptr;
     std::size_t best_ws = 0;
     int tried = 0;
-    for (std::int64_t i = 0; i < got && tried < kCandidates; ++i) {
-      if (!tensor_cores_ && uses_tensor_cores(cfgs[static_cast<std::size_t>(i)])) continue;
-      cudnnBackendDescriptor_t plan = nullptr;
+    for (std::size_t i = 0; i < cfgs.list.size() && tried < kCandidates; ++i) {
       std::size_t need = 0;
-      if (!build_plan(cfgs[static_cast<std::size_t>(i)], plan, need) || need > c_.workspace_limit) {
-        if (plan) cudnnBackendDestroyDescriptor(plan);
-        continue;
-      }
+      cudnnBackendDescriptor_t plan = usable_plan(cfgs.list[i], need);
+      if (!plan) continue;
       ++tried;
       void* ws = c_.workspace(need);
       float ms = 0;
@@ -279,7 +278,6 @@ void GraphConv::autotune(void* x, void* w, void* y) {
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    for (auto d : cfgs) cudnnBackendDestroyDescriptor(d);
   } catch (const GraphError&) {
     // keep the heuristic plan
   }

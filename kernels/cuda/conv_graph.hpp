@@ -37,6 +37,8 @@ class GraphConv {
 
  private:
   bool build_plan(cudnnBackendDescriptor_t cfg, cudnnBackendDescriptor_t& plan, std::size_t& ws);
+  // A plan of this configuration that this precision may use and that fits the workspace, or null.
+  cudnnBackendDescriptor_t usable_plan(cudnnBackendDescriptor_t cfg, std::size_t& workspace);
   Context& c_;
   cudnnBackendDescriptor_t graph_ = nullptr, plan_ = nullptr;
   std::size_t workspace_ = 0;

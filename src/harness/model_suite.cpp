@@ -206,7 +206,7 @@ void set_optimizer_fields(Record& r, const Options& o, const SweepPoint& p) {
   r.set("weight_decay", o.real("weight-decay"));
 }
 
-void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& e, MPI_Comm comm) {
+void set_gpu_fields(Record& r, const Backend& backend, const GpuFigures& e, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   int gpu = backend.is_gpu() ? 1 : 0, any = 0;
@@ -514,7 +514,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
     add("op_time_s", "s", per_iter);  // [ranks][kinds], seconds per iteration
   }
   {
-    GpuEnergy e;
+    GpuFigures e;
     if (t.energy_j >= 0) e = {0.0, t.energy_j, t.energy_s, double(mp.batch) * double(iters) * double(repeats) * size};
     e.seconds = t.energy_s;
     e.used_mib = t.gpu_used_mib;

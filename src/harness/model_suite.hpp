@@ -78,11 +78,11 @@ void set_optimizer_fields(Record& r, const Options& options, const SweepPoint& p
 // iterations, while the network still exists; with NVML gpu_energy_j, joules_per_image,
 // gpu_power_w from the energy used over `seconds` for `images`). Collective over comm (max or sum
 // over ranks); sets the fields on rank 0. Nothing for CPU backends.
-struct GpuEnergy {
+struct GpuFigures {
   double start_j = -1, end_j = -1, seconds = 0, images = 0;
   double used_mib = 0;  // device memory in use (cudaMemGetInfo) at the end of the timed iterations
 };
-void set_gpu_fields(Record& r, const Backend& backend, const GpuEnergy& energy, MPI_Comm comm);
+void set_gpu_fields(Record& r, const Backend& backend, const GpuFigures& energy, MPI_Comm comm);
 
 ResultPoint run_model_point(const ModelSuite& suite, const Options& options, const SweepPoint& point,
                             MPI_Comm comm, LibraryVersions& libraries);
