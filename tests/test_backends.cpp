@@ -185,6 +185,9 @@ std::vector<Case> all_cases() {
                         {{2, 16, 8, 8}}, 1e-5));
   c.push_back(make_case("conv5x5_lenet", OpKind::Conv, conv_attr(16, 5, 1, 0, true),
                         {{3, 6, 14, 14}}, 1e-5));
+  // LeNet-5's conv1: 6 output channels, which oneDNN runs channels-last (blocked would pad to 16).
+  c.push_back(make_case("conv5x5_lenet_first_layer", OpKind::Conv, conv_attr(6, 5, 1, 0, true),
+                        {{3, 3, 12, 12}}, 1e-5, Mode::Train, no_input_grad));
   c.push_back(make_case("conv11x11_s4_p2_alexnet", OpKind::Conv, conv_attr(8, 11, 4, 2, true),
                         {{2, 3, 35, 35}}, 1e-5));
   c.push_back(make_case("conv3x3_odd_channels", OpKind::Conv, conv_attr(5, 3, 1, 1, true),
