@@ -355,6 +355,81 @@ TEST_P(NetworkGradients, ResidualNetworkMatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, NetworkGradients, ::testing::ValuesIn(all_backends()));
 
+// ---- ReLU fusion (NetworkOptions::fuse_relu, Backend::make_op_with_relu) ----
+
+// Every pattern the executor fuses, and the gradient-buffer sharing around it: conv+ReLU,
+// BN+ReLU whose ReLU output is read only by an Add (its gradient buffer is the Add's: the fused
+// op must not mask it in place), Add+ReLU whose inputs share the Add's gradient (masked in place),
+// a ReLU output read by three consumers, FC+ReLU.
+Graph fusion_patterns_graph() {
+  Graph g({1, 3, 8, 8});
+  const int r1 = g.relu(g.conv(g.input(), 8, 3, 1, 1, true));
+  const int r2 = g.relu(g.batch_norm(g.conv(r1, 8, 3, 1, 1, false)));
+  const int b2 = g.batch_norm(g.conv(r1, 8, 1, 1, 0, false));
+  const int r3 = g.relu(g.add(r2, b2));
+  const int r4 = g.relu(g.add(r3, r1));
+  const int f = g.relu(g.fully_connected(g.global_avg_pool(r4), 16));
+  g.softmax_cross_entropy(g.fully_connected(f, 5));
+  g.finalize();
+  return g;
+}
+
+class Fusion : public ::testing::TestWithParam<std::string> {};
+
+// The fused network computes what the unfused one does (same backend), and what the reference
+// computes; dnnl and cuda fuse every candidate, the other backends none (the reference is the
+// unfused oracle). A fused node's own output is refused by read_output.
+TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
+  const std::string name = GetParam();
+  const Graph g = fusion_patterns_graph();
+  SyntheticData data(g.input_shape(), 5, 4, 17);
+  struct Run {
+    std::vector<float> logits, grads, dinput;
+    std::size_t fused = 0;
+  };
+  const int logits_node = g.nodes().back().inputs[0];
+  auto run = [&](const std::string& backend_name, bool fuse) {
+    auto backend = make_test_backend(backend_name);
+    NetworkOptions o;
+    o.batch = 4;
+    o.seed = 3;
+    o.input_grad = true;
+    o.fuse_relu = fuse;
+    Network net(*backend, g, o);
+    Run r;
+    for (int step = 0; step < 2; ++step) {  // twice: in-place masking must not leak into the next step
+      net.set_input(data.images(step), data.labels(step));
+      net.forward();
+      net.backward();
+    }
+    r.logits = net.read_output(logits_node);
+    r.grads = net.get_grads();
+    r.dinput = net.read_input_grad();
+    r.fused = net.fused_relus().size();
+    if (r.fused) {
+      EXPECT_THROW(net.read_output(g.node(net.fused_relus()[0]).inputs[0]), std::logic_error);
+      EXPECT_NO_THROW(net.read_output(net.fused_relus()[0]));
+    }
+    return r;
+  };
+  const Run fused = run(name, true), unfused = run(name, false), ref = run("reference", false);
+  const bool fuses = name == "dnnl" || name.starts_with("cuda");
+  EXPECT_EQ(fused.fused, fuses ? 5u : 0u) << name << " fused " << fused.fused << " of the graph's 5 candidate ReLUs";
+  EXPECT_EQ(unfused.fused, 0u);
+  const double f = test::find_variant(name).model_factor;
+  const double e_same = std::max({rel_error(fused.logits, unfused.logits), rel_error(fused.grads, unfused.grads),
+                                  rel_error(fused.dinput, unfused.dinput)});
+  const double e_ref = std::max({rel_error(fused.logits, ref.logits), rel_error(fused.grads, ref.grads),
+                                 rel_error(fused.dinput, ref.dinput)});
+  std::printf("[ rule ] %s: %zu ReLUs fused; fused vs unfused %.2e <= %.0e, fused vs reference %.2e <= %.0e "
+              "(relative L2, worst of logits, parameter and input gradients)\n",
+              name.c_str(), fused.fused, e_same, 1e-4 * f, e_ref, 1e-3 * f);
+  EXPECT_LE(e_same, 1e-4 * f);
+  EXPECT_LE(e_ref, 1e-3 * f);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, Fusion, ::testing::ValuesIn(all_backends()));
+
 // ---- non-trainable buffers: batch-norm running statistics owned by the Network ----
 
 // The graph lays every BatchNorm node's mean and variance out at 64-float (256-byte) multiples,

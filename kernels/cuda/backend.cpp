@@ -130,6 +130,21 @@ class CudaBackend final : public Backend {
     throw std::runtime_error("cuda backend: no operator for node '" + node.name + "' (" + op_kind_name(node.kind) + ")");
   }
 
+  // Every candidate fused (make_fused_relu): the ReLU's output is the op's, so a fused pair holds
+  // one activation instead of two, and an Add+ReLU is one pass (add_relu).
+  std::unique_ptr<Op> make_op_with_relu(const Node& node, std::span<const Tensor* const> src, Mode mode,
+                                        Tensor& dst) override {
+    std::unique_ptr<Op> inner;
+    switch (node.kind) {
+      case OpKind::Conv: inner = make_conv(ctx(), node, src, mode, dst); break;
+      case OpKind::BatchNorm: inner = make_batch_norm(ctx(), node, src, mode, dst); break;
+      case OpKind::FullyConnected: inner = make_fully_connected(ctx(), node, src, mode, dst); break;
+      case OpKind::Add: inner = make_add(ctx(), node, src, mode, dst, true); break;
+      default: return nullptr;
+    }
+    return make_fused_relu(ctx(), std::move(inner), dst, node.kind == OpKind::Add);
+  }
+
   // ---- optimizer ----
   void sgd_step(float* w, const float* g, float* v, std::size_t n, const SgdParams& p) override {
     cuda::sgd_step(w, g, v, n, p.lr, p.momentum, p.weight_decay, ctx()->stream);

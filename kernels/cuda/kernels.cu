@@ -71,9 +71,12 @@ __global__ void convert_k(const void* src, bool snhwc, void* dst, bool dnhwc, Di
   }
 }
 
-template <bool BF>
+template <bool BF, bool RELU>
 __global__ void add_k(const void* a, const void* b, void* y, std::size_t n) {
-  GRID_LOOP(i, n) st<BF>(y, i, ld<BF>(a, i) + ld<BF>(b, i));
+  GRID_LOOP(i, n) {
+    const float v = ld<BF>(a, i) + ld<BF>(b, i);
+    st<BF>(y, i, RELU ? fmaxf(v, 0.0f) : v);
+  }
 }
 
 // Vectorized forms of add and ReLU for the common case (16-byte aligned buffers, n a multiple of
@@ -107,7 +110,8 @@ __device__ __forceinline__ uint4 pack(const float* f) {
   return v;
 }
 
-// op 0: y = a + b; op 1: y = relu(a); op 2: y = a > 0 ? b : 0 (ReLU backward from the output a).
+// op 0: y = a + b; op 1: y = relu(a); op 2: y = a > 0 ? b : 0 (ReLU backward from the output a);
+// op 3: y = relu(a + b) (an Add with its ReLU fused: one pass instead of two).
 template <bool BF>
 __global__ void vec_k(int op, const uint4* a, const uint4* b, uint4* y, std::size_t nvec) {
   constexpr int W = Vec<BF>::width;
@@ -116,7 +120,10 @@ __global__ void vec_k(int op, const uint4* a, const uint4* b, uint4* y, std::siz
     unpack<BF>(a[i], fa);
     if (op != 1) unpack<BF>(b[i], fb);
     for (int k = 0; k < W; ++k)
-      out[k] = op == 0 ? fa[k] + fb[k] : op == 1 ? fmaxf(fa[k], 0.0f) : (fa[k] > 0.0f ? fb[k] : 0.0f);
+      out[k] = op == 0   ? fa[k] + fb[k]
+               : op == 1 ? fmaxf(fa[k], 0.0f)
+               : op == 2 ? (fa[k] > 0.0f ? fb[k] : 0.0f)
+                         : fmaxf(fa[k] + fb[k], 0.0f);
     y[i] = pack<BF>(out);
   }
 }
@@ -458,7 +465,14 @@ bool vec_launch(int op, const void* a, const void* b, void* y, std::size_t n, bo
 
 void add(const void* a, const void* b, void* y, std::size_t n, bool bf, cudaStream_t st) {
   if (vec_launch(0, a, b, y, n, bf, st)) return;
-  DISPATCH1(bf, add_k, LAUNCH(n)(a, b, y, n));
+  if (bf) add_k<true, false> LAUNCH(n)(a, b, y, n);
+  else add_k<false, false> LAUNCH(n)(a, b, y, n);
+}
+
+void add_relu(const void* a, const void* b, void* y, std::size_t n, bool bf, cudaStream_t st) {
+  if (vec_launch(3, a, b, y, n, bf, st)) return;
+  if (bf) add_k<true, true> LAUNCH(n)(a, b, y, n);
+  else add_k<false, true> LAUNCH(n)(a, b, y, n);
 }
 
 void accumulate(void* y, const void* x, std::size_t n, bool bf, cudaStream_t st) { add(y, x, y, n, bf, st); }

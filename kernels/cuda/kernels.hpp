@@ -22,6 +22,8 @@ struct Fmt {  // how a buffer stores a logical NCHW tensor
 void convert(const void* src, Fmt from, void* dst, Fmt to, const Shape& s, cudaStream_t st);
 // y = a + b (same format), n elements.
 void add(const void* a, const void* b, void* y, std::size_t n, bool bf16, cudaStream_t st);
+// y = max(a + b, 0) (same format), n elements: an Add with its ReLU fused.
+void add_relu(const void* a, const void* b, void* y, std::size_t n, bool bf16, cudaStream_t st);
 // y += x (same format), n elements.
 void accumulate(void* y, const void* x, std::size_t n, bool bf16, cudaStream_t st);
 

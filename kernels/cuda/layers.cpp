@@ -158,21 +158,25 @@ class DropoutOp final : public SameLayoutOp {
   Mode mode_;
 };
 
+// relu: the ReLU after it fused (one pass: y = max(a + b, 0)); its backward is FusedRelu's.
 class AddOp final : public SameLayoutOp {
  public:
-  AddOp(const ContextPtr& c, Inputs src, Tensor& dst) : SameLayoutOp(c, *src[0]) {
+  AddOp(const ContextPtr& c, Inputs src, Tensor& dst, bool relu) : SameLayoutOp(c, *src[0]), relu_(relu) {
     if (!(src[1]->shape == in_)) throw std::logic_error("cuda add: input shapes differ");
     dst.shape = in_;
     dst.layout = src[0]->layout;
   }
   void forward(const OpContext& ctx) override {
-    add(ctx.src[0]->data, input(ctx, 1, 1), ctx.dst->data, in_.count(), l_.bf16, c_->stream);
+    (relu_ ? add_relu : add)(ctx.src[0]->data, input(ctx, 1, 1), ctx.dst->data, in_.count(), l_.bf16, c_->stream);
   }
   void backward(const OpContext& ctx) override {
     const void* dy = as_layout(*c_, *ctx.diff_dst, l_, 1);
     for (Tensor* dx : ctx.diff_src)
       if (dx) store_as(*c_, dy, l_, *dx);
   }
+
+ private:
+  bool relu_;
 };
 
 // To {n, C*H*W, 1, 1}: NCHW order, the input's precision.
@@ -258,8 +262,8 @@ std::unique_ptr<Op> make_lrn(const ContextPtr& c, const Node& node, Inputs src, 
 std::unique_ptr<Op> make_dropout(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
   return std::make_unique<DropoutOp>(c, node, src, mode, dst);
 }
-std::unique_ptr<Op> make_add(const ContextPtr& c, const Node&, Inputs src, Mode, Tensor& dst) {
-  return std::make_unique<AddOp>(c, src, dst);
+std::unique_ptr<Op> make_add(const ContextPtr& c, const Node&, Inputs src, Mode, Tensor& dst, bool relu) {
+  return std::make_unique<AddOp>(c, src, dst, relu);
 }
 std::unique_ptr<Op> make_flatten(const ContextPtr& c, const Node&, Inputs src, Mode, Tensor& dst) {
   return std::make_unique<FlattenOp>(c, src, dst);

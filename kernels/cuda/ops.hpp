@@ -19,9 +19,19 @@ std::unique_ptr<Op> make_activation(const ContextPtr& c, const Node& node, Input
 std::unique_ptr<Op> make_pooling(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_lrn(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_dropout(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
-std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+// relu: y = max(a + b, 0) in one pass (the forward half of a fused Add+ReLU, see make_fused_relu).
+std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                             bool relu = false);
 std::unique_ptr<Op> make_flatten(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_softmax_xent(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+
+// A ReLU fused into the op before it (Backend::make_op_with_relu), around that op: forward runs
+// `inner` and then the ReLU in place on its output (unless `inner_applies_relu`: the fused Add
+// does it in the same pass); backward masks the gradient (dy * (y > 0), in place when the
+// executor allows it, OpContext::diff_dst_writable) and runs inner's backward on it. `dst` is the
+// output tensor inner's factory described.
+std::unique_ptr<Op> make_fused_relu(const ContextPtr& c, std::unique_ptr<Op> inner, const Tensor& dst,
+                                    bool inner_applies_relu);
 
 // Weights of a node converted to another format, redone only when the parameters change
 // (OpContext::params_version; 0 = unknown, always redo). Backward reuses forward's copy.

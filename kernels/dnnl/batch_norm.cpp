@@ -1,7 +1,8 @@
 // Batch normalization on the input's own layout: batch statistics in training (the running
 // statistics in the network's buffers, OpContext::running_mean/running_var, are updated here with
 // graph.hpp's momentum rule and unbiased variance); in inference oneDNN's use_global_stats reads
-// the mean and variance memories, which are bound to those buffers (host memory).
+// the mean and variance memories, which are bound to those buffers (host memory). A fused ReLU
+// is oneDNN's fuse_norm_relu: in training its workspace keeps the ReLU's mask for backward.
 #include <stdexcept>
 #include <string>
 
@@ -14,7 +15,7 @@ using namespace dnnl;
 
 class BatchNormOp final : public Op {
  public:
-  BatchNormOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst)
+  BatchNormOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst, bool relu)
       : ctx_(c), train_(mode == Mode::Train), momentum_(node.attr.momentum), channels_(src.shape.c) {
     dst.shape = src.shape;
     const memory::desc data = desc_of(src);
@@ -23,7 +24,8 @@ class BatchNormOp final : public Op {
     count_ = static_cast<double>(s.n) * s.h * s.w;
     name_ = node.name;
 
-    const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+    auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+    if (relu) flags = flags | normalization_flags::fuse_norm_relu;
     const auto fwd_flags = train_ ? flags : flags | normalization_flags::use_global_stats;
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
     fwd_pd_ = batch_normalization_forward::primitive_desc(
@@ -38,6 +40,12 @@ class BatchNormOp final : public Op {
     mean_m_ = Mem(*c, fwd_pd_.mean_desc());
     var_m_ = Mem(*c, fwd_pd_.variance_desc());
     if (!train_) return;
+    const memory::desc ws = fwd_pd_.workspace_desc();
+    if (!ws.is_zero()) {
+      ws_m_ = Mem(*c, ws);
+      ws_.reserve(ws.get_size());
+      has_ws_ = true;
+    }
     mean_.reserve(channels_ * sizeof(float));
     var_.reserve(channels_ * sizeof(float));
 
@@ -59,13 +67,14 @@ class BatchNormOp final : public Op {
     src_ = src_in_.get(*x.src[0]);
     float* mean = train_ ? mean_.data() : x.running_mean;
     float* var = train_ ? var_.data() : x.running_var;
-    execute(*ctx_, fwd_,
-            {{DNNL_ARG_SRC, src_m_.bind(src_)},
-             {DNNL_ARG_DST, dst_m_.bind(x.dst->data)},
-             {DNNL_ARG_SCALE, scale_m_.bind(x.weights)},
-             {DNNL_ARG_SHIFT, shift_m_.bind(x.weights + channels_)},
-             {DNNL_ARG_MEAN, mean_m_.bind(mean)},
-             {DNNL_ARG_VARIANCE, var_m_.bind(var)}});
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
+                                            {DNNL_ARG_DST, dst_m_.bind(x.dst->data)},
+                                            {DNNL_ARG_SCALE, scale_m_.bind(x.weights)},
+                                            {DNNL_ARG_SHIFT, shift_m_.bind(x.weights + channels_)},
+                                            {DNNL_ARG_MEAN, mean_m_.bind(mean)},
+                                            {DNNL_ARG_VARIANCE, var_m_.bind(var)}};
+    if (has_ws_) args[DNNL_ARG_WORKSPACE] = ws_m_.bind(ws_.data());
+    execute(*ctx_, fwd_, args);
     if (!train_) return;
     const float m = momentum_;
     const float unbias = count_ > 1 ? static_cast<float>(count_ / (count_ - 1)) : 1.0f;
@@ -81,16 +90,19 @@ class BatchNormOp final : public Op {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
     // oneDNN always produces diff_src; without a consumer it goes to a scratch buffer.
     float* out = ds ? diff_src_out_.target(*ds) : scratch_.reserve(fwd_pd_.src_desc().get_size());
-    execute(*ctx_, bwd_,
-            {{DNNL_ARG_SRC, src_m_.bind(src_)},
-             {DNNL_ARG_MEAN, mean_m_.bind(mean_.data())},
-             {DNNL_ARG_VARIANCE, var_m_.bind(var_.data())},
-             {DNNL_ARG_DIFF_DST, diff_dst_m_.bind(diff_dst_in_.get(*x.diff_dst))},
-             {DNNL_ARG_SCALE, scale_m_.bind(x.weights)},
-             {DNNL_ARG_SHIFT, shift_m_.bind(x.weights + channels_)},  // 2.6 checks it is given
-             {DNNL_ARG_DIFF_SRC, diff_src_m_.bind(out)},
-             {DNNL_ARG_DIFF_SCALE, dscale_m_.bind(x.diff_weights)},
-             {DNNL_ARG_DIFF_SHIFT, dshift_m_.bind(x.diff_weights + channels_)}});
+    // With fuse_norm_relu, diff_dst is the gradient of the ReLU's output; the workspace masks it.
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src_m_.bind(src_)},
+        {DNNL_ARG_MEAN, mean_m_.bind(mean_.data())},
+        {DNNL_ARG_VARIANCE, var_m_.bind(var_.data())},
+        {DNNL_ARG_DIFF_DST, diff_dst_m_.bind(diff_dst_in_.get(*x.diff_dst))},
+        {DNNL_ARG_SCALE, scale_m_.bind(x.weights)},
+        {DNNL_ARG_SHIFT, shift_m_.bind(x.weights + channels_)},  // 2.6 checks it is given
+        {DNNL_ARG_DIFF_SRC, diff_src_m_.bind(out)},
+        {DNNL_ARG_DIFF_SCALE, dscale_m_.bind(x.diff_weights)},
+        {DNNL_ARG_DIFF_SHIFT, dshift_m_.bind(x.diff_weights + channels_)}};
+    if (has_ws_) args[DNNL_ARG_WORKSPACE] = ws_m_.bind(ws_.data());
+    execute(*ctx_, bwd_, args);
     if (ds) diff_src_out_.finish(*ds);
   }
 
@@ -102,6 +114,9 @@ class BatchNormOp final : public Op {
   double count_ = 1;
   std::string name_;
   Buffer mean_, var_, scratch_;  // batch statistics of the last training forward, for backward
+  Buffer ws_;                    // fused ReLU's mask (training)
+  bool has_ws_ = false;
+  Mem ws_m_;
   const float* src_ = nullptr;
 
   batch_normalization_forward::primitive_desc fwd_pd_;
@@ -118,8 +133,8 @@ class BatchNormOp final : public Op {
 }  // namespace
 
 std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
-                                    Tensor& dst) {
-  return std::make_unique<BatchNormOp>(c, node, *src[0], mode, dst);
+                                    Tensor& dst, bool relu) {
+  return std::make_unique<BatchNormOp>(c, node, *src[0], mode, dst, relu);
 }
 
 }  // namespace hpcnn::dnnl_impl

@@ -13,8 +13,8 @@ using namespace dnnl;
 
 class ConvOp final : public Op {
  public:
-  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst)
-      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias) {
+  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst, bool relu)
+      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias), relu_(relu) {
     const OpAttr& a = node.attr;
     const Shape in = src.shape;
     dst.shape = Shape{in.n, node.out.c, node.out.h, node.out.w};
@@ -35,7 +35,7 @@ class ConvOp final : public Op {
                                                  strides, pad_l, pad_r)
                      : convolution_forward::desc(prop, alg_, src_fmt, w_any, dst_fmt, strides,
                                                  pad_l, pad_r);
-      return convolution_forward::primitive_desc(d, c->engine);
+      return convolution_forward::primitive_desc(d, relu_post_op(relu_), c->engine);
     };
     // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
     // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
@@ -75,6 +75,7 @@ class ConvOp final : public Op {
     b_m_ = Mem(*c, b_desc);
     dst_m_ = Mem(*c, fwd_pd_.dst_desc());
     if (!train_) return;
+    if (relu_) relu_grad_ = FusedReluGrad(c, fwd_pd_.dst_desc());
 
     // Backward data: diff_src and weights in the formats it likes (for a plain 3-channel input
     // the forward's nchw src would get only the reference implementation; a blocked diff_src
@@ -128,12 +129,13 @@ class ConvOp final : public Op {
   }
 
   void backward(const OpContext& x) override {
+    const Tensor diff_dst = relu_ ? relu_grad_.run(x) : *x.diff_dst;
     // Weights first: oneDNN's threading keeps the src/diff_dst of the forward hot.
     const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);
     float* dw = bw_dw_out_.target(x.diff_weights, w_plain_);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, bw_src_m_.bind(src)},
-        {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_in_.get(*x.diff_dst))},
+        {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_in_.get(diff_dst))},
         {DNNL_ARG_DIFF_WEIGHTS, bw_dw_m_.bind(dw)}};
     if (bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
     execute(*ctx_, bwd_w_, args);
@@ -143,7 +145,7 @@ class ConvOp final : public Op {
     if (!ds) return;
     float* out = bd_diff_src_out_.target(*ds);
     execute(*ctx_, bwd_data_,
-            {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(bd_diff_dst_in_.get(*x.diff_dst))},
+            {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(bd_diff_dst_in_.get(diff_dst))},
              {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_weights(x))},
              {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
     bd_diff_src_out_.finish(*ds);
@@ -157,7 +159,8 @@ class ConvOp final : public Op {
   }
 
   ContextPtr ctx_;
-  bool train_, bias_;
+  bool train_, bias_, relu_;
+  FusedReluGrad relu_grad_;
   dnnl::algorithm alg_ = dnnl::algorithm::convolution_direct;
   std::size_t weight_count_ = 0;
   memory::desc w_plain_;
@@ -182,8 +185,9 @@ class ConvOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
-  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst);
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                              bool relu) {
+  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst, relu);
 }
 
 }  // namespace hpcnn::dnnl_impl

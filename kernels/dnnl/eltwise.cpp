@@ -59,6 +59,40 @@ class EltwiseOp final : public Op {
 
 }  // namespace
 
+primitive_attr relu_post_op(bool relu) {
+  primitive_attr attr;
+  if (!relu) return attr;
+  post_ops ops;
+  ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+FusedReluGrad::FusedReluGrad(const ContextPtr& c, const memory::desc& data)
+    : ctx_(c), bytes_(data.get_size()) {
+  // relu_use_dst_for_bwd: the mask comes from the fused op's output (its input is never stored).
+  const auto alg = algorithm::eltwise_relu_use_dst_for_bwd;
+  const eltwise_forward::primitive_desc hint(
+      eltwise_forward::desc(prop_kind::forward_training, alg, data, 0.f, 0.f), c->engine);
+  bwd_ = eltwise_backward(eltwise_backward::primitive_desc(
+      eltwise_backward::desc(alg, data, data, 0.f, 0.f), c->engine, hint));
+  dst_m_ = Mem(*c, data);
+  diff_dst_m_ = Mem(*c, data);
+  diff_src_m_ = Mem(*c, data);
+}
+
+Tensor FusedReluGrad::run(const OpContext& x, float* out) {
+  Tensor g = *x.diff_dst;
+  if (x.diff_dst_writable) out = x.diff_dst_writable->data;  // in place (oneDNN allows it)
+  else if (!out) out = buf_.reserve(bytes_);
+  execute(*ctx_, bwd_,
+          {{DNNL_ARG_DST, dst_m_.bind(x.dst->data)},
+           {DNNL_ARG_DIFF_DST, diff_dst_m_.bind(x.diff_dst->data)},
+           {DNNL_ARG_DIFF_SRC, diff_src_m_.bind(out)}});
+  g.data = out;
+  return g;
+}
+
 std::unique_ptr<Op> make_eltwise(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
   return std::make_unique<EltwiseOp>(c, node, *src[0], mode, dst);
 }

@@ -11,8 +11,9 @@ using namespace dnnl;
 
 class InnerProductOp final : public Op {
  public:
-  InnerProductOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst)
-      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias) {
+  InnerProductOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst,
+                 bool relu)
+      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias), relu_(relu) {
     const Shape in = src.shape;
     const int outs = node.attr.out_channels;
     dst.shape = Shape{in.n, outs, 1, 1};
@@ -26,7 +27,7 @@ class InnerProductOp final : public Op {
     auto make_fwd = [&](const memory::desc& s, const memory::desc& w) {
       auto d = bias_ ? inner_product_forward::desc(prop, s, w, b_d, dst_d)
                      : inner_product_forward::desc(prop, s, w, dst_d);
-      return inner_product_forward::primitive_desc(d, c->engine);
+      return inner_product_forward::primitive_desc(d, relu_post_op(relu_), c->engine);
     };
     // Plain src and plain (canonical) weights first: a GEMM on them needs no weight reorders, which
     // for large layers (AlexNet's 4096x4096) cost about as much as the GEMM, while reordering the
@@ -48,6 +49,7 @@ class InnerProductOp final : public Op {
     b_m_ = Mem(*c, b_d);
     dst_m_ = Mem(*c, dst_d);
     if (!train_) return;
+    if (relu_) relu_grad_ = FusedReluGrad(c, dst_d);
 
     // Backward in the forward's formats when that has an optimized implementation.
     auto make_bd = [&](const memory::desc& w) {
@@ -90,7 +92,7 @@ class InnerProductOp final : public Op {
   }
 
   void backward(const OpContext& x) override {
-    memory& diff_dst = diff_dst_m_.bind(diff_dst_plain_.get(*x.diff_dst));
+    memory& diff_dst = diff_dst_m_.bind(diff_dst_plain_.get(relu_ ? relu_grad_.run(x) : *x.diff_dst));
     const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);
     float* dw = bw_dw_out_.target(x.diff_weights, w_plain_);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, bw_src_m_.bind(src)},
@@ -114,7 +116,8 @@ class InnerProductOp final : public Op {
 
  private:
   ContextPtr ctx_;
-  bool train_, bias_;
+  bool train_, bias_, relu_;
+  FusedReluGrad relu_grad_;
   std::size_t weight_count_ = 0;
   memory::desc w_plain_;
   const float* src_ = nullptr;  // forward's src and weights in the primitive's formats
@@ -139,8 +142,8 @@ class InnerProductOp final : public Op {
 }  // namespace
 
 std::unique_ptr<Op> make_inner_product(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
-                                       Tensor& dst) {
-  return std::make_unique<InnerProductOp>(c, node, *src[0], mode, dst);
+                                       Tensor& dst, bool relu) {
+  return std::make_unique<InnerProductOp>(c, node, *src[0], mode, dst, relu);
 }
 
 }  // namespace hpcnn::dnnl_impl

@@ -41,11 +41,14 @@ void copy_desc(Copier& c, const float* src, const memory::desc& sd, float* dst, 
 
 class AddOp final : public Op {
  public:
-  AddOp(const ContextPtr& c, const Node& node, Inputs src, Tensor& dst) : ctx_(c), copier_(c) {
+  AddOp(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst, bool relu)
+      : ctx_(c), copier_(c), relu_(relu) {
     dst.shape = batch_shape(node, src);
     const memory::desc d0 = desc_of(*src[0]);
     dst.layout = make_layout(d0, dst.shape);
-    add_ = binary(binary::primitive_desc(binary::desc(algorithm::binary_add, d0, d0, d0), c->engine));
+    add_ = binary(binary::primitive_desc(binary::desc(algorithm::binary_add, d0, d0, d0),
+                                         relu_post_op(relu), c->engine));
+    if (relu && mode == Mode::Train) relu_grad_ = FusedReluGrad(c, d0);
     a_in_ = Converter(c, d0);
     b_in_ = Converter(c, d0);
     a_m_ = Mem(*c, d0);
@@ -62,13 +65,21 @@ class AddOp final : public Op {
   }
 
   void backward(const OpContext& x) override {
+    Tensor g = *x.diff_dst;
+    if (relu_) {
+      // The masked gradient goes straight into the first input's gradient when it can.
+      Tensor* d0 = x.diff_src.empty() ? nullptr : x.diff_src[0];
+      g = relu_grad_.run(x, d0 && desc_of(*d0) == d0_ ? d0->data : nullptr);
+    }
     for (Tensor* ds : x.diff_src)  // a shared buffer (network.cpp) needs no copy
-      if (ds && ds->data != x.diff_dst->data) copy_desc(copier_, x.diff_dst->data, desc_of(*x.diff_dst), ds->data, desc_of(*ds));
+      if (ds && ds->data != g.data) copy_desc(copier_, g.data, desc_of(g), ds->data, desc_of(*ds));
   }
 
  private:
   ContextPtr ctx_;
   Copier copier_;
+  bool relu_;
+  FusedReluGrad relu_grad_;
   memory::desc d0_;
   binary add_;
   Converter a_in_, b_in_;
@@ -228,8 +239,9 @@ class SoftmaxXentOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, Mode, Tensor& dst) {
-  return std::make_unique<AddOp>(c, node, src, dst);
+std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                             bool relu) {
+  return std::make_unique<AddOp>(c, node, src, mode, dst, relu);
 }
 
 std::unique_ptr<Op> make_flatten(const ContextPtr& c, const Node& node, Inputs src, Mode, Tensor& dst) {

@@ -82,6 +82,15 @@ class Backend {
   // Throws std::runtime_error if the backend cannot run this node.
   virtual std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src,
                                       Mode mode, Tensor& dst) = 0;
+  // Epilogue fusion: the op for `node` (Conv, BatchNorm, FullyConnected or Add) followed by the
+  // ReLU that is its only consumer, as one op computing dst = max(node(src), 0); nullptr where
+  // this backend does not fuse `node` (the default: the executor then runs both ops). Its forward
+  // writes only the ReLU's output; its backward gets diff_dst with respect to that output and
+  // applies the ReLU's derivative itself (dst > 0), see OpContext::diff_dst_writable.
+  virtual std::unique_ptr<Op> make_op_with_relu(const Node& /*node*/, std::span<const Tensor* const> /*src*/,
+                                                Mode /*mode*/, Tensor& /*dst*/) {
+    return nullptr;
+  }
 
   // ---- optimizer kernels over plain buffers of n floats ----
   virtual void sgd_step(float* w, const float* g, float* velocity, std::size_t n,

@@ -20,12 +20,31 @@ struct Network::Impl {
   std::vector<std::vector<const Tensor*>> src;   // [node] input pointers
   std::vector<std::vector<Tensor*>> diff_src;    // [node] where backward writes input gradients
   std::vector<std::vector<int>> accumulate_into; // [node] inputs whose scratch is summed after
+  std::vector<int> relu_of;     // [node] the ReLU this node's op also computes (fuse_relu), or 0
+  std::vector<int> fused_into;  // [node] for such a ReLU: the node whose op computes it, else 0
+  std::vector<bool> diff_shared;  // [node] its gradient buffer is another node's too
   std::shared_ptr<std::int32_t> labels;
   std::unique_ptr<Timer> timer;
   std::vector<std::size_t> profile_fwd, profile_bwd;  // [node] index into profile_, or npos
 };
 
 namespace {
+
+// The ReLU that `id`'s op may compute too: its only consumer, when `id` is a Conv, BatchNorm,
+// FullyConnected or Add; else 0.
+int fusable_relu(const Graph& g, int id) {
+  switch (g.node(id).kind) {
+    case OpKind::Conv:
+    case OpKind::BatchNorm:
+    case OpKind::FullyConnected:
+    case OpKind::Add: break;
+    default: return 0;
+  }
+  const std::vector<int> users = g.consumers(id);
+  return users.size() == 1 && g.node(users[0]).kind == OpKind::Relu ? users[0] : 0;
+}
+
+std::string fused_kind_name(OpKind kind) { return std::string(op_kind_name(kind)) + "_relu"; }
 
 // A BatchNorm node's running statistics in the network's buffer block (graph.hpp's layout).
 void point_running_stats(OpContext& ctx, const Node& node, float* buffers) {
@@ -54,9 +73,23 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   in.n = options_.batch;
   s.acts[0].shape = in;
   backend_.allocate(s.acts[0]);
+  s.relu_of.assign(count, 0);
+  s.fused_into.assign(count, 0);
   for (std::size_t i = 1; i < count; ++i) {
     for (int j : nodes[i].inputs) s.src[i].push_back(&s.acts[static_cast<std::size_t>(j)]);
-    s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
+    if (s.fused_into[i]) {  // computed by its input's op, into that op's output: the same tensor
+      s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
+      continue;
+    }
+    const int relu = options_.fuse_relu ? fusable_relu(graph_, static_cast<int>(i)) : 0;
+    if (relu) s.ops[i] = backend_.make_op_with_relu(nodes[i], s.src[i], options_.mode, s.acts[i]);
+    if (s.ops[i]) {
+      s.relu_of[i] = relu;
+      s.fused_into[static_cast<std::size_t>(relu)] = static_cast<int>(i);
+      fused_relus_.push_back(relu);
+    } else {
+      s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
+    }
     backend_.allocate(s.acts[i]);
   }
 
@@ -70,6 +103,7 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
     s.scratch.resize(count);
     s.diff_src.resize(count);
     s.accumulate_into.resize(count);
+    s.diff_shared.assign(count, false);
     std::vector<bool> written(count, false);
     // Reverse order: the first consumer to run backward writes the gradient, later ones write to
     // scratch and are summed in.
@@ -80,15 +114,20 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
         // Add's backward has nothing to copy for this input (ops skip a copy onto itself).
         const std::vector<int> users = graph_.consumers(static_cast<int>(i));
         const auto k = users.size() == 1 ? static_cast<std::size_t>(users[0]) : 0;
-        if (k && nodes[k].kind == OpKind::Add && s.diffs[k].data && s.acts[k].layout == s.acts[i].layout &&
-            s.acts[k].shape == s.acts[i].shape) {
+        if (s.relu_of[i]) {
+          // A fused op's output gradient is the one with respect to its ReLU's output.
+          s.diffs[i] = s.diffs[static_cast<std::size_t>(s.relu_of[i])];
+        } else if (k && nodes[k].kind == OpKind::Add && s.diffs[k].data &&
+                   s.acts[k].layout == s.acts[i].layout && s.acts[k].shape == s.acts[i].shape) {
           s.diffs[i] = s.diffs[k];
+          s.diff_shared[i] = s.diff_shared[k] = true;
         } else {
           s.diffs[i].shape = s.acts[i].shape;
           s.diffs[i].layout = s.acts[i].layout;
           backend_.allocate(s.diffs[i]);
         }
       }
+      if (s.fused_into[i]) continue;  // its backward is part of its input's op
       for (int j : node.inputs) {
         const auto ju = static_cast<std::size_t>(j);
         if (j == 0 && !options_.input_grad) {
@@ -220,12 +259,14 @@ void Network::reset_profile() {
   impl_->profile_fwd.assign(nodes.size(), static_cast<std::size_t>(-1));
   impl_->profile_bwd.assign(nodes.size(), static_cast<std::size_t>(-1));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
+    if (!impl_->ops[i]) continue;  // a fused ReLU: timed with its input's op
+    const std::string kind =
+        impl_->relu_of[i] ? fused_kind_name(nodes[i].kind) : std::string(op_kind_name(nodes[i].kind));
     impl_->profile_fwd[i] = profile_.size();
-    profile_.push_back({static_cast<int>(i), nodes[i].name, op_kind_name(nodes[i].kind), 0.0, 0});
+    profile_.push_back({static_cast<int>(i), nodes[i].name, kind, 0.0, 0});
     if (options_.mode == Mode::Train) {
       impl_->profile_bwd[i] = profile_.size();
-      profile_.push_back({static_cast<int>(i), nodes[i].name,
-                          std::string(op_kind_name(nodes[i].kind)) + "_backward", 0.0, 0});
+      profile_.push_back({static_cast<int>(i), nodes[i].name, kind + "_backward", 0.0, 0});
     }
   }
 }
@@ -242,6 +283,7 @@ float Network::forward() {
   ctx.step = step_;
   ctx.params_version = params_version_;
   for (std::size_t i = 1; i < nodes.size(); ++i) {
+    if (!s.ops[i]) continue;  // a ReLU fused into its input's op
     const Node& node = nodes[i];
     ctx.node = static_cast<int>(i);
     ctx.src = s.src[i];
@@ -278,12 +320,21 @@ void Network::backward(const GradientBuckets* buckets, const std::function<void(
   ctx.seed = options_.seed;
   ctx.step = step_ - 1;  // the forward pass this backward belongs to (dropout masks)
   for (std::size_t i = nodes.size() - 1; i >= 1; --i) {
+    if (!s.ops[i]) {  // a ReLU fused into its input's op: nothing of its own to run
+      if (buckets && on_bucket)
+        for (int b : buckets->completed_by(static_cast<int>(i))) on_bucket(b);
+      continue;
+    }
     const Node& node = nodes[i];
     ctx.node = static_cast<int>(i);
     ctx.src = s.src[i];
     ctx.dst = &s.acts[i];
     ctx.diff_src = s.diff_src[i];
     ctx.diff_dst = s.diffs[i].data ? &s.diffs[i] : nullptr;
+    ctx.diff_dst_writable = s.relu_of[i] && ctx.diff_dst &&
+                                    !s.diff_shared[static_cast<std::size_t>(s.relu_of[i])]
+                                ? &s.diffs[i]
+                                : nullptr;
     ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
     ctx.diff_weights = node.param_count ? grads_.get() + node.param_offset : nullptr;
     point_running_stats(ctx, node, buffers_.get());
@@ -305,7 +356,17 @@ void Network::backward(const GradientBuckets* buckets, const std::function<void(
   }
 }
 
+namespace {
+void refuse_fused(const Graph& g, const std::vector<int>& relu_of, int node, const char* what) {
+  const int relu = relu_of.at(static_cast<std::size_t>(node));
+  if (relu)
+    throw std::logic_error(std::string(what) + ": node '" + g.node(node).name + "' is fused with ReLU '" +
+                           g.node(relu).name + "' (NetworkOptions::fuse_relu); read that one");
+}
+}  // namespace
+
 std::vector<float> Network::read_output(int node) {
+  refuse_fused(graph_, impl_->relu_of, node, "read_output");
   const Tensor& t = impl_->acts.at(static_cast<std::size_t>(node));
   std::vector<float> host(t.shape.count());
   backend_.read_plain(t, host.data());
@@ -322,6 +383,12 @@ std::vector<float> Network::read_input_grad() {
 
 std::vector<float> Network::read_output_grad(int node) {
   if (impl_->diffs.empty()) throw std::logic_error("read_output_grad: network is not in training mode");
+  refuse_fused(graph_, impl_->relu_of, node, "read_output_grad");
+  // A fused ReLU's gradient buffer may hold the masked gradient after backward.
+  if (impl_->fused_into.at(static_cast<std::size_t>(node)))
+    throw std::logic_error("read_output_grad: ReLU '" + graph_.node(node).name + "' is fused into '" +
+                           graph_.node(impl_->fused_into[static_cast<std::size_t>(node)]).name +
+                           "' (NetworkOptions::fuse_relu)");
   const Tensor& t = impl_->diffs.at(static_cast<std::size_t>(node));
   if (!t.data) throw std::logic_error("read_output_grad: node " + std::to_string(node) + " has no gradient");
   std::vector<float> host(t.shape.count());

@@ -22,6 +22,10 @@ struct NetworkOptions {
   std::uint64_t seed = 1;    // parameter initialization and dropout masks
   bool input_grad = false;   // also compute d(loss)/d(input) (tests)
   bool profile_ops = false;  // time every op (synchronizing the device around each)
+  // Let the backend fuse a ReLU into the Conv, BatchNorm, FullyConnected or Add that is its only
+  // input and whose only consumer it is (Backend::make_op_with_relu). The fused node's own output
+  // is then never materialized: read_output/read_output_grad refuse it (the ReLU's are there).
+  bool fuse_relu = true;
 };
 
 // Time spent in one op over the calls since the last reset_profile().
@@ -89,6 +93,8 @@ class Network {
   std::vector<float> read_input_grad();          // needs input_grad
   std::vector<float> read_output_grad(int node);  // d(loss)/d(output of node), after backward
   std::uint64_t step() const { return step_; }   // forward passes so far
+  // ReLU nodes the backend computes inside the op of their input (fuse_relu), in node order.
+  const std::vector<int>& fused_relus() const { return fused_relus_; }
 
   // ---- profiling (profile_ops) ----
   const std::vector<OpProfile>& profile() const { return profile_; }
@@ -104,6 +110,7 @@ class Network {
   std::uint64_t params_version_ = 1;
   std::int64_t correct_ = 0;
   std::vector<OpProfile> profile_;
+  std::vector<int> fused_relus_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -22,6 +22,10 @@ struct OpContext {
   // the executor sums contributions of several consumers itself.
   std::span<Tensor* const> diff_src;
   const Tensor* diff_dst = nullptr;
+  // Ops made by Backend::make_op_with_relu only: diff_dst itself when nobody reads it after this
+  // backward, so the op may apply the ReLU's derivative in place; nullptr when the buffer is
+  // shared (the op then writes the masked gradient elsewhere).
+  Tensor* diff_dst_writable = nullptr;
   // The node's parameters in canonical layout (graph.hpp), contiguous: weight then bias, or scale
   // then shift. diff_weights has the same layout; backward OVERWRITES it.
   const float* weights = nullptr;

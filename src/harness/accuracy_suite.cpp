@@ -170,8 +170,8 @@ struct LoadedData {
 // one graph and backend. Parameters and buffers are copied in before use.
 class NetworkSet {
  public:
-  NetworkSet(Backend& backend, const Graph& graph, Mode mode, std::uint64_t seed)
-      : backend_(backend), graph_(graph), mode_(mode), seed_(seed) {}
+  NetworkSet(Backend& backend, const Graph& graph, Mode mode, std::uint64_t seed, bool fuse_relu)
+      : backend_(backend), graph_(graph), mode_(mode), seed_(seed), fuse_relu_(fuse_relu) {}
   Network& get(int batch) {
     std::unique_ptr<Network>& net = nets_[batch];
     if (!net) {
@@ -179,6 +179,7 @@ class NetworkSet {
       no.batch = batch;
       no.mode = mode_;
       no.seed = seed_;
+      no.fuse_relu = fuse_relu_;
       net = std::make_unique<Network>(backend_, graph_, no);
     }
     return *net;
@@ -189,6 +190,7 @@ class NetworkSet {
   const Graph& graph_;
   Mode mode_;
   std::uint64_t seed_;
+  bool fuse_relu_;
   std::map<int, std::unique_ptr<Network>> nets_;
 };
 
@@ -200,9 +202,9 @@ struct Evaluation {
 class Evaluator {
  public:
   Evaluator(Backend& backend, const Graph& graph, const data::ImageSet& test, const data::Normalization& norm,
-            const data::PipelineOptions& pipeline, int batch, std::uint64_t seed, MPI_Comm comm)
+            const data::PipelineOptions& pipeline, int batch, std::uint64_t seed, bool fuse_relu, MPI_Comm comm)
       : backend_(backend),
-        nets_(backend, graph, Mode::Infer, seed),
+        nets_(backend, graph, Mode::Infer, seed, fuse_relu),
         loader_(test, norm, pipeline),
         comm_(comm) {
     int rank = 0, size = 1;
@@ -289,6 +291,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   mp.classes = train.classes;
   mp.batch = static_cast<int>(p.integer("batch"));
   mp.threads = static_cast<int>(p.integer("threads"));
+  mp.fuse_relu = p.str("fusion") == "on";
   const int test_batch = o.has("test-batch") ? static_cast<int>(o.integer("test-batch")) : mp.batch;
   const Graph graph = build_point_graph(mp, p, true);
   std::unique_ptr<Backend> backend = make_point_backend(mp, libraries);
@@ -301,9 +304,9 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   data::PipelineOptions train_pipe = pipe;
   train_pipe.augment = o.flag("augment");
   data::BatchLoader loader(train, data.norm, train_pipe);
-  Evaluator evaluator(*backend, graph, test, data.norm, pipe, test_batch, seed, comm);
+  Evaluator evaluator(*backend, graph, test, data.norm, pipe, test_batch, seed, mp.fuse_relu, comm);
 
-  NetworkSet nets(*backend, graph, Mode::Train, seed);
+  NetworkSet nets(*backend, graph, Mode::Train, seed, mp.fuse_relu);
   Network& main = nets.get(mp.batch);
   const std::size_t count = main.param_count();
   const OptimizerSettings settings = optimizer_settings(o, p);

@@ -45,6 +45,10 @@ std::vector<OptionSpec> model_options(Mode mode) {
       {"cudnn-benchmark", OptType::Flag, false, "", "", "cuda: choose cuDNN algorithms by timing them (else heuristics)"},
       {"layout", OptType::Choice, false, "auto", "NAME",
        "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
+      {"fusion", OptType::Choice, true, "on", "LIST",
+       "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, where the backend can "
+       "(dnnl, cuda); off: every layer its own operator (the per-layer profile of E9)",
+       "on|off"},
   };
   if (mode == Mode::Train) {
     specs.push_back({"optimizer", OptType::Choice, true, "sgd", "LIST", "optimizer", "sgd|adam"});
@@ -139,6 +143,7 @@ ModelPoint model_point(const Options& o, const SweepPoint& p) {
   mp.settings.precision = precision == "bf16" ? Precision::Bf16 : precision == "tf32" ? Precision::Tf32 : Precision::Fp32;
   mp.settings.cudnn_benchmark = o.flag("cudnn-benchmark");
   mp.settings.layout = o.str("layout");
+  mp.fuse_relu = p.str("fusion") == "on";
   return mp;
 }
 
@@ -197,6 +202,7 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("precision", std::string(precision_name(mp.settings.precision)));
   r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
   r.set("layout", mp.settings.layout);
+  r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
 }
 
 void set_optimizer_fields(Record& r, const Options& o, const SweepPoint& p) {
@@ -322,6 +328,7 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
     nopt.mode = run.mode;
     nopt.seed = seed;
     nopt.profile_ops = profiled;
+    nopt.fuse_relu = run.mp.fuse_relu;
     net = std::make_unique<Network>(run.backend, run.graph, nopt);
     // Each rank sees different data (as data-parallel training would), generated before timing.
     data = std::make_unique<SyntheticData>(run.mp.sample, run.mp.classes, run.mp.batch,
@@ -434,8 +441,13 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
     for (const OpProfile* op : *list) {
       const std::size_t i = slot(op->kind);
       const bool backward = list == &bwd;
-      const OpCost c = backward ? op_backward_cost(run.graph, op->node, run.mp.batch)
-                                : op_forward_cost(run.graph, op->node, run.mp.batch);
+      auto cost = [&](int node) {
+        return backward ? op_backward_cost(run.graph, node, run.mp.batch) : op_forward_cost(run.graph, node, run.mp.batch);
+      };
+      OpCost c = cost(op->node);
+      // An op with a fused ReLU (NetworkOptions::fuse_relu) also does the ReLU's arithmetic; its
+      // bytes stay the op's own (the ReLU's traffic is what fusing saves).
+      if (op->kind.find("_relu") != std::string::npos) c.flops += cost(run.graph.consumers(op->node).at(0)).flops;
       t.op_seconds[i] += op->seconds;
       t.op_calls[i] += static_cast<double>(op->calls);
       t.op_flops[i] += c.flops * static_cast<double>(op->calls);

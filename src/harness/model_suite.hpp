@@ -30,7 +30,7 @@ struct ModelSuite {
 int run_model_suite(const ModelSuite& suite, int argc, char** argv);
 
 // ---- shared pieces ----
-// model, backend, dataset, batch, threads, image-size, act, precision, cudnn-benchmark, layout;
+// model, backend, dataset, batch, threads, image-size, act, precision, cudnn-benchmark, layout, fusion;
 // with Train also optimizer, lr, momentum, weight-decay.
 std::vector<OptionSpec> model_options(Mode mode);
 // iters, warmup, seed.
@@ -53,6 +53,7 @@ struct ModelPoint {
   int batch = 1;
   int threads = 0;  // 0: the library's default
   BackendSettings settings;  // --precision, --cudnn-benchmark, --layout
+  bool fuse_relu = true;     // --fusion (NetworkOptions::fuse_relu)
 };
 ModelPoint model_point(const Options& options, const SweepPoint& point);
 Graph build_point_graph(const ModelPoint& mp, const SweepPoint& point, bool with_loss);
@@ -62,7 +63,7 @@ std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersion
 OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& point);
 
 // suite, model, backend, dataset, batch, threads (read back), ranks, image_size, classes,
-// params, iters, warmup, seed, precision, cudnn_benchmark, layout.
+// params, iters, warmup, seed, precision, cudnn_benchmark, layout, fusion.
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
                       const Graph& graph, const Options& options, int ranks);
 // optimizer, lr, momentum, weight_decay of a training point: --optimizer and --lr are swept, and

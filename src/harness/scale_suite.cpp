@@ -151,6 +151,7 @@ WorkerTimes train(const Options& o, const SweepPoint& p, const ModelPoint& mp, B
   nopt.batch = mp.batch;
   nopt.mode = Mode::Train;
   nopt.seed = seed;
+  nopt.fuse_relu = mp.fuse_relu;
   Network net(backend, graph, nopt);  // same seed: every worker starts with the same weights
   SyntheticData data(mp.sample, mp.classes, mp.batch, seed + 7919ull * static_cast<std::uint64_t>(worker_rank));
   std::unique_ptr<Optimizer> local;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
+#include "results/record.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {
@@ -85,6 +87,31 @@ std::string point_reproducer(const char* program, const Options& options, const 
   return cmd;
 }
 
+
+// The suite's columns, plus one for every other list option given more than one value (so that
+// the rows of --precision fp32,bf16 or --fusion on,off can be told apart), after the settings.
+static std::vector<std::string> live_columns(const SuiteDef& suite, const Options& o) {
+  std::vector<std::string> columns = suite.live_columns;
+  auto field_of = [](std::string_view option) {
+    std::string f(option);
+    std::replace(f.begin(), f.end(), '-', '_');
+    return f;
+  };
+  std::size_t at = 0;  // after the last column that is a setting
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    for (const OptionSpec& spec : suite.options)
+      if (field_of(spec.name) == columns[i] || columns[i] == "mode" || columns[i] == "ranks") at = i + 1;
+  for (const OptionSpec& spec : suite.options) {
+    const std::string f = field_of(spec.name);
+    if (!spec.list || o.values(spec.name).size() < 2 || !find_field(f) ||
+        std::find(columns.begin(), columns.end(), f) != columns.end())
+      continue;
+    columns.insert(columns.begin() + static_cast<long>(at++), f);
+  }
+  columns.push_back("status");
+  return columns;
+}
+
 int run_suite(const SuiteDef& suite, int argc, char** argv) {
   const std::string start = utc_now_iso8601();
   const Options o = parse_options(suite.options, argc, argv);
@@ -123,8 +150,7 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
     return 1;
   }
 
-  std::vector<std::string> columns = suite.live_columns;
-  columns.push_back("status");
+  std::vector<std::string> columns = live_columns(suite, o);
   const TextTableStream live(columns);
   if (root && !quiet) std::printf("%s", live.header().c_str());
   LibraryVersions libraries;

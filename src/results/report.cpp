@@ -109,7 +109,7 @@ const std::vector<std::string> kSettingsFields = {
     "image_size", "exchange", "workers", "ps_servers", "scaling", "global_batch", "bucket_mb",
     "sweep", "size", "size_bytes", "optimizer", "lr", "act", "profile", "epoch",
     // GPU points: an fp32 run is never compared with a bf16 one, nor device with host memory.
-    "precision", "layout", "cudnn_benchmark", "exchange_memory"};
+    "precision", "layout", "cudnn_benchmark", "exchange_memory", "fusion"};
 
 std::string settings_key(const Record& row) {
   std::string key;
