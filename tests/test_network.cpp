@@ -13,6 +13,7 @@
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
+#include "engine/rng.hpp"
 #include "harness/synthetic_data.hpp"
 #include "backend_selection.hpp"
 
@@ -424,6 +425,75 @@ TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
   std::printf("[ rule ] %s: %zu ReLUs fused; fused vs unfused %.2e <= %.0e, fused vs reference %.2e <= %.0e "
               "(relative L2, worst of logits, parameter and input gradients)\n",
               name.c_str(), fused.fused, e_same, 1e-4 * f, e_ref, 1e-3 * f);
+  EXPECT_LE(e_same, 1e-4 * f);
+  EXPECT_LE(e_ref, 1e-3 * f);
+}
+
+// Inference: every Conv -> BatchNorm folded (with its ReLU where one follows) on dnnl and cuda,
+// with non-trivial batch-norm parameters and statistics; logits against the same backend
+// unfused and the reference. New statistics after a pass must reach the folded weights.
+TEST_P(Fusion, InferenceFoldsBatchNorm) {
+  const std::string name = GetParam();
+  const Graph g = fusion_patterns_graph();
+  SyntheticData data(g.input_shape(), 5, 4, 19);
+  std::vector<float> params, buffers_a(g.buffer_count()), buffers_b(g.buffer_count());
+  {  // parameters: the training initialization, then batch-norm scale/shift away from 1/0
+    auto b = make_test_backend("reference");
+    NetworkOptions o;
+    o.batch = 4;
+    Network n(*b, g, o);
+    params = n.get_params();
+  }
+  Rng rng(7, 0);
+  for (const ParamSpec& p : g.params())
+    if (p.role == ParamRole::Scale || p.role == ParamRole::Shift)
+      for (std::size_t k = 0; k < p.count; ++k) params[p.offset + k] = rng.uniform(-1.5f, 1.5f);
+  for (const Node& n : g.nodes()) {
+    if (n.kind != OpKind::BatchNorm) continue;
+    const auto c = static_cast<std::size_t>(n.out.c);
+    for (std::size_t k = 0; k < c; ++k) {
+      buffers_a[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
+      buffers_a[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
+      buffers_b[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
+      buffers_b[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
+    }
+  }
+  const int logits_node = g.nodes().back().inputs[0];
+  struct Run {
+    std::vector<float> a, b;  // logits with buffers_a, then after set_buffers(buffers_b)
+    std::size_t folded = 0, relus = 0;
+  };
+  auto run = [&](const std::string& backend_name, bool fuse) {
+    auto backend = make_test_backend(backend_name);
+    NetworkOptions o;
+    o.batch = 4;
+    o.mode = Mode::Infer;
+    o.fuse_relu = fuse;
+    Network net(*backend, g, o);
+    net.set_params(params);
+    net.set_buffers(buffers_a);
+    net.set_input(data.images(0), data.labels(0));
+    net.forward();
+    Run r;
+    r.a = net.read_output(logits_node);
+    net.set_buffers(buffers_b);
+    net.forward();
+    r.b = net.read_output(logits_node);
+    r.folded = net.folded_batch_norms().size();
+    r.relus = net.fused_relus().size();
+    return r;
+  };
+  const Run fused = run(name, true), unfused = run(name, false), ref = run("reference", false);
+  const bool fuses = name == "dnnl" || name.starts_with("cuda");
+  EXPECT_EQ(fused.folded, fuses ? 2u : 0u) << name << " folded " << fused.folded << " of 2 batch norms";
+  EXPECT_EQ(fused.relus, fuses ? 5u : 0u) << name << " fused " << fused.relus << " of 5 ReLUs";
+  EXPECT_GT(rel_error(ref.a, ref.b), 1e-2) << "the two sets of statistics should give other logits";
+  const double f = test::find_variant(name).model_factor;
+  const double e_same = std::max(rel_error(fused.a, unfused.a), rel_error(fused.b, unfused.b));
+  const double e_ref = std::max(rel_error(fused.a, ref.a), rel_error(fused.b, ref.b));
+  std::printf("[ rule ] %s inference: %zu batch norms folded, %zu ReLUs fused; logits fused vs unfused %.2e <= %.0e, "
+              "vs reference %.2e <= %.0e (relative L2, both sets of statistics)\n",
+              name.c_str(), fused.folded, fused.relus, e_same, 1e-4 * f, e_ref, 1e-3 * f);
   EXPECT_LE(e_same, 1e-4 * f);
   EXPECT_LE(e_ref, 1e-3 * f);
 }

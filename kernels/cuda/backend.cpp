@@ -130,10 +130,13 @@ class CudaBackend final : public Backend {
     throw std::runtime_error("cuda backend: no operator for node '" + node.name + "' (" + op_kind_name(node.kind) + ")");
   }
 
-  // Every candidate fused (make_fused_relu): the ReLU's output is the op's, so a fused pair holds
-  // one activation instead of two, and an Add+ReLU is one pass (add_relu).
-  std::unique_ptr<Op> make_op_with_relu(const Node& node, std::span<const Tensor* const> src, Mode mode,
-                                        Tensor& dst) override {
+  // Every candidate fused. Inference: a convolution takes its folded batch norm and ReLU as one
+  // bias(+ReLU) pass. Otherwise make_fused_relu: the ReLU's output is the op's, so a fused pair
+  // holds one activation instead of two, and an Add+ReLU is one pass (add_relu).
+  std::unique_ptr<Op> make_fused_op(const Node& node, const Epilogue& e, std::span<const Tensor* const> src,
+                                    Mode mode, Tensor& dst) override {
+    if (node.kind == OpKind::Conv && mode == Mode::Infer) return make_conv(ctx(), node, src, mode, dst, e);
+    if (e.batch_norm || !e.relu) return nullptr;
     std::unique_ptr<Op> inner;
     switch (node.kind) {
       case OpKind::Conv: inner = make_conv(ctx(), node, src, mode, dst); break;

@@ -2,7 +2,10 @@
 // cuDNN's heuristics (the first that fits the workspace limit) or, with --cudnn-benchmark, by
 // timing every algorithm on the real buffers at the first call. The activations are in the
 // backend's layout; weights are converted from the canonical FP32 OIHW to OHWI and/or BF16 once
-// per parameter version when the layout asks for it.
+// per parameter version when the layout asks for it. In inference a folded batch norm (weights
+// scaled and a bias per output channel, kernels.cu fold_batch_norm, redone per parameter version)
+// and a ReLU run as the bias pass after the convolution (one pass instead of the batch norm's and
+// the ReLU's).
 #include <array>
 #include <string>
 
@@ -71,13 +74,16 @@ void convert_weights(Context& c, const float* src, void* dst, const void* arg) {
 
 class ConvOp final : public Op {
  public:
-  ConvOp(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst)
-      : c_(c), name_(node.name), attr_(node.attr), in_(src[0]->shape),
+  ConvOp(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst, const Epilogue& e)
+      : c_(c), name_(node.name), attr_(node.attr), fold_(e.batch_norm != nullptr), relu_(e.relu),
+        bn_eps_(e.batch_norm ? e.batch_norm->attr.eps : 0.0f), in_(src[0]->shape),
         out_{in_.n, node.out.c, node.out.h, node.out.w},
         l_{c->act_nhwc, c->act_bf16},
         wargs_{l_, node.out.c, in_.c, node.attr.kh, node.attr.kw},
         x_desc_(in_, l_), y_desc_(out_, l_), w_desc_(l_, wargs_.o, wargs_.i, wargs_.kh, wargs_.kw),
         fwd_(attr_, c->conv_math), bwd_data_(attr_, c->conv_math), bwd_filter_(attr_, c->conv_math) {
+    if ((fold_ || relu_) && mode == Mode::Train)
+      throw std::logic_error("cuda conv: a batch norm or ReLU is folded into a convolution only in inference");
     dst.shape = out_;
     dst.layout = make_layout(out_, l_.nhwc, l_.bf16);
     weight_count_ = std::size_t(wargs_.o) * wargs_.i * wargs_.kh * wargs_.kw;
@@ -104,7 +110,8 @@ class ConvOp final : public Op {
   void forward(const OpContext& ctx) override {
     Context& c = *c_;
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
-    const void* w = weights(ctx);
+    const float* canonical = fold_ ? folded(ctx) : ctx.weights;  // weights, then the bias if any
+    const void* w = weights(canonical, ctx.params_version);
     if (g_fwd_) {
       if (!tuned_fwd_ && c.settings.cudnn_benchmark) g_fwd_->autotune(const_cast<void*>(x), const_cast<void*>(w), ctx.dst->data);
       tuned_fwd_ = true;
@@ -112,7 +119,10 @@ class ConvOp final : public Op {
     } else {
       forward_legacy(x, w, ctx.dst->data);
     }
-    if (attr_.bias) bias_forward(out_, {l_.nhwc, l_.bf16}, ctx.dst->data, ctx.weights + weight_count_, c.stream);
+    if (attr_.bias || fold_)
+      bias_forward(out_, {l_.nhwc, l_.bf16}, ctx.dst->data, canonical + weight_count_, relu_, c.stream);
+    else if (relu_)
+      act_forward(Act::Relu, ctx.dst->data, ctx.dst->data, out_.count(), l_.bf16, c.stream);
   }
 
   void forward_legacy(const void* x, const void* w, void* y) {
@@ -166,10 +176,24 @@ class ConvOp final : public Op {
   }
 
  private:
-  const void* weights(const OpContext& ctx) {
-    copied_ = converted_ || !aligned(ctx.weights);
-    if (!copied_) return ctx.weights;
-    return wcopy_.update(*c_, ctx.weights, ctx.params_version, convert_weights, &wargs_, weight_count_ * elem_bytes(l_));
+  const void* weights(const float* canonical, std::uint64_t version) {
+    copied_ = converted_ || !aligned(canonical);
+    if (!copied_) return canonical;
+    return wcopy_.update(*c_, canonical, version, convert_weights, &wargs_, weight_count_ * elem_bytes(l_));
+  }
+  // The folded batch norm's weights and bias (fp32 OIHW, then O), redone per parameter version.
+  const float* folded(const OpContext& ctx) {
+    if (!ctx.bn_weights || !ctx.bn_mean || !ctx.bn_var)
+      throw std::logic_error("cuda conv " + name_ + ": folded batch norm without its parameters in the context");
+    if (!folded_) folded_ = c_->alloc((weight_count_ + std::size_t(wargs_.o)) * sizeof(float));
+    auto* out = static_cast<float*>(folded_.get());
+    if (folded_version_ == 0 || ctx.params_version != folded_version_) {
+      fold_batch_norm(ctx.weights, attr_.bias ? ctx.weights + weight_count_ : nullptr, wargs_.o,
+                      weight_count_ / std::size_t(wargs_.o), ctx.bn_weights, ctx.bn_mean, ctx.bn_var, bn_eps_, out,
+                      out + weight_count_, c_->stream);
+      folded_version_ = ctx.params_version;
+    }
+    return out;
   }
   void* dw_buf() {
     if (!dw_) dw_ = c_->alloc(weight_count_ * elem_bytes(l_));
@@ -251,6 +275,10 @@ class ConvOp final : public Op {
   ContextPtr c_;
   std::string name_;
   OpAttr attr_;
+  bool fold_, relu_;  // inference epilogue: folded batch norm, ReLU
+  float bn_eps_;
+  DeviceBuffer folded_;
+  std::uint64_t folded_version_ = 0;
   Shape in_, out_;
   Layout l_;
   WeightArgs wargs_;
@@ -273,8 +301,9 @@ class ConvOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst) {
-  return std::make_unique<ConvOp>(c, node, src, mode, dst);
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                              const Epilogue& e) {
+  return std::make_unique<ConvOp>(c, node, src, mode, dst, e);
 }
 
 }  // namespace hpcnn::cuda

@@ -35,7 +35,7 @@ class FullyConnectedOp final : public Op {
     check_cublas(cublasGemmEx(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, outs_, in_.n, k_, &one, w, type(), k_, x, type(), k_,
                               &zero, ctx.dst->data, type(), outs_, c.gemm_compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (fully connected forward)");
-    if (bias_) bias_forward(ctx.dst->shape, {false, bf16_}, ctx.dst->data, ctx.weights + weight_count_, c.stream);
+    if (bias_) bias_forward(ctx.dst->shape, {false, bf16_}, ctx.dst->data, ctx.weights + weight_count_, false, c.stream);
   }
 
   void backward(const OpContext& ctx) override {

@@ -294,11 +294,22 @@ __global__ void dropout_k(Dims d, bool nhwc, const void* x, void* y, float p, st
 }
 
 template <bool BF>
-__global__ void bias_fwd_k(Dims d, bool nhwc, void* y, const float* b, std::size_t count) {
+__global__ void bias_fwd_k(Dims d, bool nhwc, void* y, const float* b, bool relu, std::size_t count) {
   GRID_LOOP(i, count) {
     int n, c, yy, xx;
     coords(d, nhwc, i, n, c, yy, xx);
-    st<BF>(y, i, ld<BF>(y, i) + b[c]);
+    const float v = ld<BF>(y, i) + b[c];
+    st<BF>(y, i, relu ? fmaxf(v, 0.0f) : v);
+  }
+}
+
+__global__ void fold_bn_k(const float* w, const float* b, int o, std::size_t per, const float* bn, const float* mean,
+                          const float* var, float eps, float* w_out, float* b_out) {
+  GRID_LOOP(i, std::size_t(o) * per) {
+    const int c = static_cast<int>(i / per);
+    const float s = bn[c] * rsqrtf(var[c] + eps);
+    w_out[i] = w[i] * s;
+    if (i % per == 0) b_out[c] = bn[o + c] + ((b ? b[c] : 0.0f) - mean[c]) * s;
   }
 }
 
@@ -519,9 +530,15 @@ void dropout(const Shape& s, Fmt f, const void* x, void* y, float p, std::uint64
   DISPATCH1(f.bf16, dropout_k, LAUNCH(n)(dims(s), f.nhwc, x, y, p, seed, node, step, n));
 }
 
-void bias_forward(const Shape& s, Fmt f, void* y, const float* b, cudaStream_t st) {
+void bias_forward(const Shape& s, Fmt f, void* y, const float* b, bool relu, cudaStream_t st) {
   const std::size_t n = s.count();
-  DISPATCH1(f.bf16, bias_fwd_k, LAUNCH(n)(dims(s), f.nhwc, y, b, n));
+  DISPATCH1(f.bf16, bias_fwd_k, LAUNCH(n)(dims(s), f.nhwc, y, b, relu, n));
+}
+
+void fold_batch_norm(const float* w, const float* b, int o, std::size_t per, const float* bn, const float* mean,
+                     const float* var, float eps, float* w_out, float* b_out, cudaStream_t st) {
+  const std::size_t n = std::size_t(o) * per;
+  fold_bn_k LAUNCH(n)(w, b, o, per, bn, mean, var, eps, w_out, b_out);
 }
 void bias_backward(const Shape& s, Fmt f, const void* dy, float* db, cudaStream_t st) {
   DISPATCH1(f.bf16, bias_bwd_k, <<<s.c, kThreads, 0, st>>>(dims(s), f.nhwc, dy, db));

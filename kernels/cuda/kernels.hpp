@@ -56,8 +56,9 @@ void lrn_backward(const LrnParams& l, const Shape& s, Fmt f, const void* x, cons
 void dropout(const Shape& s, Fmt f, const void* x, void* y, float p, std::uint64_t seed, int node,
              std::uint64_t step, cudaStream_t st);
 
-// Per-channel bias: y[n,c,h,w] += b[c] (b fp32); db[c] = sum over n,h,w of dy (fp32 out).
-void bias_forward(const Shape& s, Fmt f, void* y, const float* b, cudaStream_t st);
+// Per-channel bias: y[n,c,h,w] += b[c] (b fp32), then max(., 0) with relu; db[c] = sum over
+// n,h,w of dy (fp32 out).
+void bias_forward(const Shape& s, Fmt f, void* y, const float* b, bool relu, cudaStream_t st);
 void bias_backward(const Shape& s, Fmt f, const void* dy, float* db, cudaStream_t st);
 
 // Softmax cross-entropy over logits [n][classes] (format: plain rows, fp32 or bf16).
@@ -73,6 +74,12 @@ void sgd_step(float* w, const float* g, float* v, std::size_t n, float lr, float
               cudaStream_t st);
 void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, float lr, float b1, float b2,
                float eps, float wd, float bias1, float bias2, cudaStream_t st);
+
+// A batch norm folded into the convolution before it (inference), fp32: for each of o output
+// channels with `per` weights, s = bn[c] / sqrt(var[c] + eps) (bn: scale[o] then shift[o]),
+// w_out = w * s, b_out = shift + (b - mean) * s (b: the conv's bias, or nullptr for none).
+void fold_batch_norm(const float* w, const float* b, int o, std::size_t per, const float* bn, const float* mean,
+                     const float* var, float eps, float* w_out, float* b_out, cudaStream_t st);
 
 // Weight reorder for convolutions: canonical fp32 OIHW <-> OHWI (nhwc) and/or bf16.
 void weights_to(const float* oihw, void* dst, Fmt to, int o, int i, int kh, int kw, cudaStream_t st);

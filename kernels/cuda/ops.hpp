@@ -12,7 +12,9 @@ namespace hpcnn::cuda {
 
 using Inputs = std::span<const Tensor* const>;
 
-std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+// e (inference only): a folded batch norm and/or a ReLU after the convolution.
+std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                              const Epilogue& e = {});
 std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_fully_connected(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_activation(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
@@ -25,7 +27,7 @@ std::unique_ptr<Op> make_add(const ContextPtr& c, const Node& node, Inputs src, 
 std::unique_ptr<Op> make_flatten(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_softmax_xent(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 
-// A ReLU fused into the op before it (Backend::make_op_with_relu), around that op: forward runs
+// A ReLU fused into the op before it (Backend::make_fused_op), around that op: forward runs
 // `inner` and then the ReLU in place on its output (unless `inner_applies_relu`: the fused Add
 // does it in the same pass); backward masks the gradient (dy * (y > 0), in place when the
 // executor allows it, OpContext::diff_dst_writable) and runs inner's backward on it. `dst` is the

@@ -1,7 +1,11 @@
 // Convolution: forward, backward data and backward weights (with bias) as oneDNN primitives.
 // Activations and weights use the formats the forward primitive prefers (format_tag::any); the
 // canonical OIHW weights are reordered each step, diff weights reordered back to OIHW. 3x3 stride-1
-// layers may use Winograd (Context::conv_algorithm).
+// layers may use Winograd (Context::conv_algorithm). An inference convolution may carry a folded
+// batch norm (its weights scaled and a bias added per output channel, recomputed when the
+// parameters or statistics change) and a ReLU post-op.
+#include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/dnnl/ops.hpp"
@@ -13,8 +17,11 @@ using namespace dnnl;
 
 class ConvOp final : public Op {
  public:
-  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst, bool relu)
-      : ctx_(c), train_(mode == Mode::Train), bias_(node.attr.bias), relu_(relu) {
+  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst, const Epilogue& e)
+      : ctx_(c), train_(mode == Mode::Train), conv_bias_(node.attr.bias),
+        bias_(node.attr.bias || e.batch_norm), relu_(e.relu), fold_(e.batch_norm != nullptr) {
+    if (fold_ && train_) throw std::logic_error("dnnl conv: a batch norm is folded only in inference");
+    if (fold_) bn_eps_ = e.batch_norm->attr.eps;
     const OpAttr& a = node.attr;
     const Shape in = src.shape;
     dst.shape = Shape{in.n, node.out.c, node.out.h, node.out.w};
@@ -99,7 +106,7 @@ class ConvOp final : public Op {
     // optimized implementation for them, else with the formats it prefers (small-channel layers
     // with a plain src would otherwise get the reference implementation).
     auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
-      auto d = bias_ ? convolution_backward_weights::desc(alg_, src_d,
+      auto d = conv_bias_ ? convolution_backward_weights::desc(alg_, src_d,
                                                           w_any, b_desc, diff_dst_d, strides, pad_l,
                                                           pad_r)
                      : convolution_backward_weights::desc(alg_, src_d,
@@ -120,11 +127,12 @@ class ConvOp final : public Op {
 
   void forward(const OpContext& x) override {
     src_ = src_in_.get(*x.src[0]);
-    const float* w = w_in_.get(x.weights, w_plain_, x.params_version);
+    const float* canonical = fold_ ? folded(x) : x.weights;  // weights, then the bias if any
+    const float* w = w_in_.get(canonical, w_plain_, x.params_version);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
                                             {DNNL_ARG_WEIGHTS, w_m_.bind(w)},
                                             {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}};
-    if (bias_) args[DNNL_ARG_BIAS] = b_m_.bind(x.weights + weight_count_);
+    if (bias_) args[DNNL_ARG_BIAS] = b_m_.bind(canonical + weight_count_);
     execute(*ctx_, fwd_, args);
   }
 
@@ -137,7 +145,7 @@ class ConvOp final : public Op {
         {DNNL_ARG_SRC, bw_src_m_.bind(src)},
         {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_in_.get(diff_dst))},
         {DNNL_ARG_DIFF_WEIGHTS, bw_dw_m_.bind(dw)}};
-    if (bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
+    if (conv_bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
     execute(*ctx_, bwd_w_, args);
     bw_dw_out_.finish(x.diff_weights, w_plain_);
 
@@ -158,8 +166,30 @@ class ConvOp final : public Op {
     return bd_w_in_.want() == w_in_.want() ? w_in_.last() : bd_w_in_.get(x.weights, w_plain_);
   }
 
+  // The batch norm folded in: w'[o] = w[o] s[o], b'[o] = shift[o] + (b[o] - mean[o]) s[o] with
+  // s = scale / sqrt(var + eps), in double; redone when params_version changes (OpContext).
+  const float* folded(const OpContext& x) {
+    if (folded_version_ && x.params_version == folded_version_) return folded_.data();
+    if (!x.bn_weights || !x.bn_mean || !x.bn_var)
+      throw std::logic_error("dnnl conv: folded batch norm without its parameters in the context");
+    const auto oc = static_cast<std::size_t>(w_plain_.dims()[0]);
+    const std::size_t per = weight_count_ / oc;
+    float* out = folded_.reserve((weight_count_ + oc) * sizeof(float));
+    for (std::size_t o = 0; o < oc; ++o) {
+      const double s = x.bn_weights[o] / std::sqrt(static_cast<double>(x.bn_var[o]) + bn_eps_);
+      for (std::size_t k = 0; k < per; ++k) out[o * per + k] = static_cast<float>(x.weights[o * per + k] * s);
+      const double b = conv_bias_ ? x.weights[weight_count_ + o] : 0.0;
+      out[weight_count_ + o] = static_cast<float>(x.bn_weights[oc + o] + (b - x.bn_mean[o]) * s);
+    }
+    folded_version_ = x.params_version;
+    return out;
+  }
+
   ContextPtr ctx_;
-  bool train_, bias_, relu_;
+  bool train_, conv_bias_, bias_, relu_, fold_;
+  float bn_eps_ = 0;
+  Buffer folded_;
+  std::uint64_t folded_version_ = 0;
   FusedReluGrad relu_grad_;
   dnnl::algorithm alg_ = dnnl::algorithm::convolution_direct;
   std::size_t weight_count_ = 0;
@@ -186,8 +216,8 @@ class ConvOp final : public Op {
 }  // namespace
 
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
-                              bool relu) {
-  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst, relu);
+                              const Epilogue& e) {
+  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst, e);
 }
 
 }  // namespace hpcnn::dnnl_impl

@@ -17,10 +17,11 @@ using Inputs = std::span<const Tensor* const>;
 // dst.shape for `node` at the batch size of src[0].
 Shape batch_shape(const Node& node, Inputs src);
 
-// relu: the op also applies the ReLU that follows it (Backend::make_op_with_relu) as a oneDNN
+// relu: the op also applies the ReLU that follows it (Backend::make_fused_op) as a oneDNN
 // post-op (batch norm: fuse_norm_relu), its backward masking the gradient first (FusedReluGrad).
+// A convolution's epilogue may also fold an inference batch norm into its weights and bias.
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
-                              bool relu = false);
+                              const Epilogue& e = {});
 std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
                                     Tensor& dst, bool relu = false);
 std::unique_ptr<Op> make_eltwise(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);

@@ -82,13 +82,16 @@ class Backend {
   // Throws std::runtime_error if the backend cannot run this node.
   virtual std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src,
                                       Mode mode, Tensor& dst) = 0;
-  // Epilogue fusion: the op for `node` (Conv, BatchNorm, FullyConnected or Add) followed by the
-  // ReLU that is its only consumer, as one op computing dst = max(node(src), 0); nullptr where
-  // this backend does not fuse `node` (the default: the executor then runs both ops). Its forward
-  // writes only the ReLU's output; its backward gets diff_dst with respect to that output and
-  // applies the ReLU's derivative itself (dst > 0), see OpContext::diff_dst_writable.
-  virtual std::unique_ptr<Op> make_op_with_relu(const Node& /*node*/, std::span<const Tensor* const> /*src*/,
-                                                Mode /*mode*/, Tensor& /*dst*/) {
+  // Epilogue fusion: one op for `node` and the nodes after it that `e` names (network.cpp asks
+  // for a Conv, BatchNorm, FullyConnected or Add followed by the ReLU that is its only consumer,
+  // and in inference for a Conv followed by its BatchNorm [and ReLU]); nullptr where this
+  // backend does not fuse that combination (the default: the executor runs the nodes one by
+  // one). The op writes only the last node's output, into dst (the shape of node's output). With
+  // a ReLU its backward gets diff_dst with respect to the ReLU's output and applies the ReLU's
+  // derivative itself (dst > 0), see OpContext::diff_dst_writable.
+  virtual std::unique_ptr<Op> make_fused_op(const Node& /*node*/, const Epilogue& /*e*/,
+                                            std::span<const Tensor* const> /*src*/, Mode /*mode*/,
+                                            Tensor& /*dst*/) {
     return nullptr;
   }
 

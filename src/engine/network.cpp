@@ -21,7 +21,9 @@ struct Network::Impl {
   std::vector<std::vector<Tensor*>> diff_src;    // [node] where backward writes input gradients
   std::vector<std::vector<int>> accumulate_into; // [node] inputs whose scratch is summed after
   std::vector<int> relu_of;     // [node] the ReLU this node's op also computes (fuse_relu), or 0
-  std::vector<int> fused_into;  // [node] for such a ReLU: the node whose op computes it, else 0
+  std::vector<int> bn_of;       // [node] the BatchNorm folded into this Conv (inference), or 0
+  std::vector<int> fused_into;  // [node] for such a ReLU or BatchNorm: the node whose op computes it
+  std::vector<bool> hidden;     // [node] output never materialized (before the last fused node)
   std::vector<bool> diff_shared;  // [node] its gradient buffer is another node's too
   std::shared_ptr<std::int32_t> labels;
   std::unique_ptr<Timer> timer;
@@ -30,6 +32,12 @@ struct Network::Impl {
 
 namespace {
 
+// The only consumer of `id` when it is of `kind`, else 0.
+int only_consumer(const Graph& g, int id, OpKind kind) {
+  const std::vector<int> users = g.consumers(id);
+  return users.size() == 1 && g.node(users[0]).kind == kind ? users[0] : 0;
+}
+
 // The ReLU that `id`'s op may compute too: its only consumer, when `id` is a Conv, BatchNorm,
 // FullyConnected or Add; else 0.
 int fusable_relu(const Graph& g, int id) {
@@ -37,14 +45,18 @@ int fusable_relu(const Graph& g, int id) {
     case OpKind::Conv:
     case OpKind::BatchNorm:
     case OpKind::FullyConnected:
-    case OpKind::Add: break;
+    case OpKind::Add: return only_consumer(g, id, OpKind::Relu);
     default: return 0;
   }
-  const std::vector<int> users = g.consumers(id);
-  return users.size() == 1 && g.node(users[0]).kind == OpKind::Relu ? users[0] : 0;
 }
 
-std::string fused_kind_name(OpKind kind) { return std::string(op_kind_name(kind)) + "_relu"; }
+// "convolution_batch_norm_relu": the kinds a fused op runs.
+std::string fused_kind_name(const Graph& g, int node, int bn, int relu) {
+  std::string k = op_kind_name(g.node(node).kind);
+  if (bn) k.append("_").append(op_kind_name(OpKind::BatchNorm));
+  if (relu) k.append("_relu");
+  return k;
+}
 
 // A BatchNorm node's running statistics in the network's buffer block (graph.hpp's layout).
 void point_running_stats(OpContext& ctx, const Node& node, float* buffers) {
@@ -54,6 +66,17 @@ void point_running_stats(OpContext& ctx, const Node& node, float* buffers) {
   }
   ctx.running_mean = buffers + node.buffer_offset;
   ctx.running_var = ctx.running_mean + buffer_stride(static_cast<std::size_t>(node.out.c));
+}
+
+// A Conv's folded BatchNorm (inference): that node's parameters and statistics, or none.
+void point_folded_bn(OpContext& ctx, const Node* bn, const float* params, const float* buffers) {
+  if (!bn) {
+    ctx.bn_weights = ctx.bn_mean = ctx.bn_var = nullptr;
+    return;
+  }
+  ctx.bn_weights = params + bn->param_offset;
+  ctx.bn_mean = buffers + bn->buffer_offset;
+  ctx.bn_var = ctx.bn_mean + buffer_stride(static_cast<std::size_t>(bn->out.c));
 }
 
 }  // namespace
@@ -74,22 +97,17 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   s.acts[0].shape = in;
   backend_.allocate(s.acts[0]);
   s.relu_of.assign(count, 0);
+  s.bn_of.assign(count, 0);
   s.fused_into.assign(count, 0);
+  s.hidden.assign(count, false);
   for (std::size_t i = 1; i < count; ++i) {
     for (int j : nodes[i].inputs) s.src[i].push_back(&s.acts[static_cast<std::size_t>(j)]);
-    if (s.fused_into[i]) {  // computed by its input's op, into that op's output: the same tensor
+    if (s.fused_into[i]) {  // computed by an earlier node's op, into that op's output: the same tensor
       s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
       continue;
     }
-    const int relu = options_.fuse_relu ? fusable_relu(graph_, static_cast<int>(i)) : 0;
-    if (relu) s.ops[i] = backend_.make_op_with_relu(nodes[i], s.src[i], options_.mode, s.acts[i]);
-    if (s.ops[i]) {
-      s.relu_of[i] = relu;
-      s.fused_into[static_cast<std::size_t>(relu)] = static_cast<int>(i);
-      fused_relus_.push_back(relu);
-    } else {
-      s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
-    }
+    if (options_.fuse_relu) s.ops[i] = make_fused(static_cast<int>(i));
+    if (!s.ops[i]) s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
     backend_.allocate(s.acts[i]);
   }
 
@@ -165,6 +183,39 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
 
 Network::~Network() = default;
 
+std::unique_ptr<Op> Network::make_fused(int id) {
+  Impl& s = *impl_;
+  const auto i = static_cast<std::size_t>(id);
+  Epilogue e;
+  // Inference: Conv -> BatchNorm [-> ReLU]; any mode: X -> ReLU.
+  const int bn = options_.mode == Mode::Infer && graph_.node(id).kind == OpKind::Conv
+                     ? only_consumer(graph_, id, OpKind::BatchNorm)
+                     : 0;
+  const int relu = bn ? only_consumer(graph_, bn, OpKind::Relu) : fusable_relu(graph_, id);
+  if (!bn && !relu) return nullptr;
+  e.batch_norm = bn ? &graph_.node(bn) : nullptr;
+  e.relu = relu != 0;
+  std::unique_ptr<Op> op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
+  if (!op && bn && relu) {  // the backend may fold the batch norm only
+    e.relu = false;
+    op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
+  }
+  if (!op) return nullptr;
+  s.hidden[i] = true;
+  if (e.batch_norm) {
+    s.bn_of[i] = bn;
+    s.fused_into[static_cast<std::size_t>(bn)] = id;
+    s.hidden[static_cast<std::size_t>(bn)] = e.relu;
+    folded_bns_.push_back(bn);
+  }
+  if (e.relu) {
+    s.relu_of[i] = relu;
+    s.fused_into[static_cast<std::size_t>(relu)] = id;
+    fused_relus_.push_back(relu);
+  }
+  return op;
+}
+
 void Network::init_buffers() {
   // PyTorch's initial running statistics: mean 0, variance 1 (padding 0).
   std::vector<float> host(graph_.buffer_count(), 0.0f);
@@ -190,6 +241,7 @@ void Network::set_buffers(const std::vector<float>& host) {
                                     .append(std::to_string(graph_.buffer_count()))
                                     .append(" buffer floats"));
   if (!host.empty()) backend_.copy_to_device(buffers_.get(), host.data(), host.size() * sizeof(float));
+  params_changed();  // a folded batch norm depends on the statistics
 }
 
 void Network::init_params(std::uint64_t seed) {
@@ -260,13 +312,15 @@ void Network::reset_profile() {
   impl_->profile_bwd.assign(nodes.size(), static_cast<std::size_t>(-1));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     if (!impl_->ops[i]) continue;  // a fused ReLU: timed with its input's op
-    const std::string kind =
-        impl_->relu_of[i] ? fused_kind_name(nodes[i].kind) : std::string(op_kind_name(nodes[i].kind));
+    const std::string kind = fused_kind_name(graph_, static_cast<int>(i), impl_->bn_of[i], impl_->relu_of[i]);
+    std::vector<int> fused;
+    for (int f : {impl_->bn_of[i], impl_->relu_of[i]})
+      if (f) fused.push_back(f);
     impl_->profile_fwd[i] = profile_.size();
-    profile_.push_back({static_cast<int>(i), nodes[i].name, kind, 0.0, 0});
+    profile_.push_back({static_cast<int>(i), nodes[i].name, kind, 0.0, 0, fused});
     if (options_.mode == Mode::Train) {
       impl_->profile_bwd[i] = profile_.size();
-      profile_.push_back({static_cast<int>(i), nodes[i].name, kind + "_backward", 0.0, 0});
+      profile_.push_back({static_cast<int>(i), nodes[i].name, kind + "_backward", 0.0, 0, fused});
     }
   }
 }
@@ -290,6 +344,7 @@ float Network::forward() {
     ctx.dst = &s.acts[i];
     ctx.weights = node.param_count ? params_.get() + node.param_offset : nullptr;
     point_running_stats(ctx, node, buffers_.get());
+    point_folded_bn(ctx, s.bn_of[i] ? &graph_.node(s.bn_of[i]) : nullptr, params_.get(), buffers_.get());
     if (node.kind == OpKind::SoftmaxCrossEntropy) {
       ctx.labels = s.labels.get();
       ctx.loss = &loss;
@@ -356,17 +411,14 @@ void Network::backward(const GradientBuckets* buckets, const std::function<void(
   }
 }
 
-namespace {
-void refuse_fused(const Graph& g, const std::vector<int>& relu_of, int node, const char* what) {
-  const int relu = relu_of.at(static_cast<std::size_t>(node));
-  if (relu)
-    throw std::logic_error(std::string(what) + ": node '" + g.node(node).name + "' is fused with ReLU '" +
-                           g.node(relu).name + "' (NetworkOptions::fuse_relu); read that one");
+void Network::refuse_hidden(int node, const char* what) const {
+  if (impl_->hidden.at(static_cast<std::size_t>(node)))
+    throw std::logic_error(std::string(what) + ": the output of node '" + graph_.node(node).name +
+                           "' is not kept: a later node is fused into its op (NetworkOptions::fuse_relu)");
 }
-}  // namespace
 
 std::vector<float> Network::read_output(int node) {
-  refuse_fused(graph_, impl_->relu_of, node, "read_output");
+  refuse_hidden(node, "read_output");
   const Tensor& t = impl_->acts.at(static_cast<std::size_t>(node));
   std::vector<float> host(t.shape.count());
   backend_.read_plain(t, host.data());
@@ -383,7 +435,7 @@ std::vector<float> Network::read_input_grad() {
 
 std::vector<float> Network::read_output_grad(int node) {
   if (impl_->diffs.empty()) throw std::logic_error("read_output_grad: network is not in training mode");
-  refuse_fused(graph_, impl_->relu_of, node, "read_output_grad");
+  refuse_hidden(node, "read_output_grad");
   // A fused ReLU's gradient buffer may hold the masked gradient after backward.
   if (impl_->fused_into.at(static_cast<std::size_t>(node)))
     throw std::logic_error("read_output_grad: ReLU '" + graph_.node(node).name + "' is fused into '" +

@@ -23,8 +23,9 @@ struct NetworkOptions {
   bool input_grad = false;   // also compute d(loss)/d(input) (tests)
   bool profile_ops = false;  // time every op (synchronizing the device around each)
   // Let the backend fuse a ReLU into the Conv, BatchNorm, FullyConnected or Add that is its only
-  // input and whose only consumer it is (Backend::make_op_with_relu). The fused node's own output
-  // is then never materialized: read_output/read_output_grad refuse it (the ReLU's are there).
+  // input and whose only consumer it is, and in inference a BatchNorm into the Conv before it
+  // (Backend::make_fused_op). Outputs before the last fused node are then never materialized:
+  // read_output/read_output_grad refuse them.
   bool fuse_relu = true;
 };
 
@@ -35,6 +36,7 @@ struct OpProfile {
   std::string kind;      // op_kind_name(), with "_backward" for the backward entry
   double seconds = 0.0;  // summed over calls
   std::int64_t calls = 0;
+  std::vector<int> fused;  // nodes this op computes too (epilogue fusion: folded BN, ReLU)
 };
 
 class Network {
@@ -58,7 +60,7 @@ class Network {
   void set_params(const std::vector<float>& host);
   // Call after writing parameters through params() in an inference network: ops may hold
   // converted copies of the weights (a training network assumes a change before every forward).
-  void params_changed() { ++params_version_; }
+  void params_changed() { ++params_version_; }  // set_buffers() calls it too
   std::vector<float> get_params();
   std::vector<float> get_grads();
 
@@ -68,7 +70,7 @@ class Network {
   // inference forward reads them, so an inference network evaluates a trained model once it is
   // given the training network's parameters AND buffers. Initialized to mean 0, variance 1.
   std::size_t buffer_count() const { return graph_.buffer_count(); }
-  float* buffers() { return buffers_.get(); }
+  float* buffers() { return buffers_.get(); }  // after writing through it: params_changed()
   void init_buffers();
   std::vector<float> get_buffers();  // host copy, padding included
   void set_buffers(const std::vector<float>& host);
@@ -93,8 +95,10 @@ class Network {
   std::vector<float> read_input_grad();          // needs input_grad
   std::vector<float> read_output_grad(int node);  // d(loss)/d(output of node), after backward
   std::uint64_t step() const { return step_; }   // forward passes so far
-  // ReLU nodes the backend computes inside the op of their input (fuse_relu), in node order.
+  // ReLU nodes the backend computes inside the op of their input (fuse_relu), in node order, and
+  // BatchNorm nodes folded into the convolution before them (inference).
   const std::vector<int>& fused_relus() const { return fused_relus_; }
+  const std::vector<int>& folded_batch_norms() const { return folded_bns_; }
 
   // ---- profiling (profile_ops) ----
   const std::vector<OpProfile>& profile() const { return profile_; }
@@ -102,6 +106,8 @@ class Network {
 
  private:
   struct Impl;
+  std::unique_ptr<Op> make_fused(int node);  // nullptr: nothing to fuse, or the backend does not
+  void refuse_hidden(int node, const char* what) const;
   Backend& backend_;
   const Graph& graph_;
   NetworkOptions options_;
@@ -110,7 +116,7 @@ class Network {
   std::uint64_t params_version_ = 1;
   std::int64_t correct_ = 0;
   std::vector<OpProfile> profile_;
-  std::vector<int> fused_relus_;
+  std::vector<int> fused_relus_, folded_bns_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -13,6 +13,14 @@ namespace hpcnn {
 
 enum class Mode { Train, Infer };
 
+// What a fused op computes after its own node (Backend::make_fused_op), in this order.
+struct Epilogue {
+  // Inference only: the BatchNorm that is a Conv's only consumer, folded into the convolution
+  // (weights scaled and a bias added per output channel, from OpContext::bn_*).
+  const Node* batch_norm = nullptr;
+  bool relu = false;  // then max(., 0): the ReLU that is the last node's only consumer
+};
+
 // Everything one node sees when it runs. Pointers into device memory are only for the backend.
 struct OpContext {
   std::span<const Tensor* const> src;  // the node's inputs, in Node::inputs order
@@ -22,7 +30,7 @@ struct OpContext {
   // the executor sums contributions of several consumers itself.
   std::span<Tensor* const> diff_src;
   const Tensor* diff_dst = nullptr;
-  // Ops made by Backend::make_op_with_relu only: diff_dst itself when nobody reads it after this
+  // Ops made by Backend::make_fused_op with a ReLU only: diff_dst itself when nobody reads it after this
   // backward, so the op may apply the ReLU's derivative in place; nullptr when the buffer is
   // shared (the op then writes the masked gradient elsewhere).
   Tensor* diff_dst_writable = nullptr;
@@ -41,6 +49,11 @@ struct OpContext {
   // Infer normalizes with them. Same pointers in backward (which does not use them).
   float* running_mean = nullptr;
   float* running_var = nullptr;
+  // A Conv with a folded BatchNorm (Epilogue::batch_norm): that node's scale then shift, and its
+  // running mean and variance. params_version changes when these change too.
+  const float* bn_weights = nullptr;
+  const float* bn_mean = nullptr;
+  const float* bn_var = nullptr;
   // Changes whenever the parameters may have changed (every training step, every set_params).
   // While it stays the same an op may reuse a converted copy of its weights (e.g. oneDNN's
   // blocked layout in inference). 0 means unknown: convert every time.

@@ -46,8 +46,9 @@ std::vector<OptionSpec> model_options(Mode mode) {
       {"layout", OptType::Choice, false, "auto", "NAME",
        "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
       {"fusion", OptType::Choice, true, "on", "LIST",
-       "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, where the backend can "
-       "(dnnl, cuda); off: every layer its own operator (the per-layer profile of E9)",
+       "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, and in inference a batch "
+       "norm is folded into the conv before it, where the backend can (dnnl, cuda); off: every layer its own "
+       "operator (the per-layer profile of E9)",
        "on|off"},
   };
   if (mode == Mode::Train) {
@@ -445,9 +446,9 @@ std::string run_pass(const PointRun& run, bool profiled, long pass, long passes,
         return backward ? op_backward_cost(run.graph, node, run.mp.batch) : op_forward_cost(run.graph, node, run.mp.batch);
       };
       OpCost c = cost(op->node);
-      // An op with a fused ReLU (NetworkOptions::fuse_relu) also does the ReLU's arithmetic; its
-      // bytes stay the op's own (the ReLU's traffic is what fusing saves).
-      if (op->kind.find("_relu") != std::string::npos) c.flops += cost(run.graph.consumers(op->node).at(0)).flops;
+      // An op with fused nodes (NetworkOptions::fuse_relu) also does their arithmetic; its bytes
+      // stay the op's own (their traffic is what fusing saves).
+      for (int f : op->fused) c.flops += cost(f).flops;
       t.op_seconds[i] += op->seconds;
       t.op_calls[i] += static_cast<double>(op->calls);
       t.op_flops[i] += c.flops * static_cast<double>(op->calls);

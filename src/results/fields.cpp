@@ -158,7 +158,7 @@ const std::vector<Field>& fields() {
       // GPU points (issue 7)
       {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)"},
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics"},
-      {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them where the backend can (--fusion); off: every layer its own operator"},
+      {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them, inference batch norms folded into their conv, where the backend can (--fusion); off: every layer its own operator"},
       {"layout",          S, "",         "%s",     "activation layout asked for: auto | nchw | nhwc (GPU backends; the one used is in provenance cuda_layout)"},
       {"gpu_peak_mib",    F, "MiB",      "%.1f",   "peak device memory of the backend's allocator (activations, weights, workspace), largest over ranks"},
       {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use on the whole GPU at the end of the timed iterations (cudaMemGetInfo), largest over ranks"},
