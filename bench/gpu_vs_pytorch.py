@@ -6,7 +6,7 @@ the target (hpcnn training >= 1.0x PyTorch, inference >= 1.1x).
     python3 bench/gpu_vs_pytorch.py --hpcnn-build BUILD [--hpcnn-launch "CMD ..."]
         [--models resnet50] [--datasets imagenet,cifar10] [--batches 64,128]
         [--precisions fp32,tf32,bf16] [--modes train,infer] [--iters 20] [--warmup 5]
-        [--repeat 1] [--cudnn-benchmark] [--layout auto|nchw|nhwc] [--compile]
+        [--repeat 1] [--cudnn-benchmark] [--layout auto|nchw|nhwc] [--fusion on|off] [--compile]
         [--csv FILE] [--markdown] [--time-limit SEC]
 
 For every point (model x data set x precision x mode x batch) and each of --repeat rounds it
@@ -24,7 +24,8 @@ Settings of each side (printed above the table):
           torch.compile off (--compile); fp32 = no TF32, tf32 = TF32 for convolutions and
           matmuls, bf16 = autocast(bfloat16) around forward + loss, fp32 master weights
   hpcnn   --precision as the column says (left out for fp32), --cudnn-benchmark only when
-          given here, --layout only when not auto
+          given here, --layout only when not auto, --fusion off only when given here (default:
+          hpcnn's own, on: ReLUs fused, inference batch norms folded)
 --hpcnn-launch "CMD ..." is split like a shell would and put in front of every hpcnn command
 (hpcnn-train, hpcnn-infer, hpcnn-summary), e.g. the script that sets up MPI's environment.
 A failing run (non-zero exit, time-out, unreadable result) does not stop the sweep: its row
@@ -92,6 +93,8 @@ def parse_args(argv=None):
     p.add_argument("--cudnn-benchmark", action="store_true", help="hpcnn: pass --cudnn-benchmark")
     p.add_argument("--layout", choices=("auto", "nchw", "nhwc"), default="auto",
                    help="hpcnn: --layout (passed when not auto)")
+    p.add_argument("--fusion", choices=("on", "off"), default="on",
+                   help="hpcnn: --fusion (default on, hpcnn's default; off passes --fusion off)")
     p.add_argument("--torch-cudnn-benchmark", action=argparse.BooleanOptionalAction, default=True,
                    help="torch: torch.backends.cudnn.benchmark (default: on)")
     p.add_argument("--compile", action="store_true", help="torch: torch.compile the model (default: off)")
@@ -207,6 +210,8 @@ def hpcnn_command(args, model, dataset, precision, mode, batch, outdir):
         cmd.append("--cudnn-benchmark")
     if args.layout != "auto":
         cmd += ["--layout", args.layout]
+    if args.fusion == "off":  # builds without --fusion have no fusion
+        cmd += ["--fusion", "off"]
     if args.image_size:
         cmd += ["--image-size", str(args.image_size)]
     return args.launch + cmd + output_option(args, exe, outdir) + ["--quiet"]

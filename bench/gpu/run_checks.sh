@@ -37,6 +37,12 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   "$build/hpcnn-infer" --backend cuda --model resnet50 --dataset imagenet --batch 64 --precision fp32 \
     --cudnn-benchmark --iters 10 --warmup 5 --quiet --output "$out/smoke" 2>&1 | tail -2
   "$build/hpcnn-summary" "$out/smoke" --columns model,mode,precision,cudnn_benchmark,batch,img_per_s,iter_median_s,gpu_peak_mib,joules_per_image 2>&1
+  step "fusion on vs off (resnet50 imagenet batch 128: tf32 train, bf16 infer)"
+  "$build/hpcnn-train" --backend cuda --model resnet50 --dataset imagenet --batch 128 --precision tf32 \
+    --fusion on,off --iters 10 --warmup 5 --quiet --output "$out/fusion" 2>&1 | tail -2
+  "$build/hpcnn-infer" --backend cuda --model resnet50 --dataset imagenet --batch 128 --precision bf16 \
+    --fusion on,off --iters 10 --warmup 5 --quiet --output "$out/fusion" 2>&1 | tail -2
+  "$build/hpcnn-summary" "$out/fusion" --columns model,mode,precision,fusion,batch,img_per_s,gpu_peak_mib 2>&1
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
