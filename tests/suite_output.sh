@@ -18,4 +18,13 @@ echo "$csv"
 head -1 <<<"$csv" | grep -qx 'suite,model,backend,dataset,batch,threads,ranks,img_per_s' || { echo "FAIL: CSV header"; fail=1; }
 [ "$(tail -n +2 <<<"$csv" | wc -l)" = 4 ] || { echo "FAIL: expected 4 CSV rows"; fail=1; }
 grep -q '^hpcnn-train,lenet5,reference,cifar10,4,1,2,' <<<"$csv" || { echo "FAIL: no 2-rank row"; fail=1; }
+# A list option given several values gets its own column in the live table, so its rows differ.
+live=$(./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 2 --warmup 1 --fusion on,off --act relu,tanh \
+  --output "$out/live")
+echo "$live"
+head -1 <<<"$live" | grep -qE '\bfusion\b' || { echo "FAIL: no fusion column for --fusion on,off"; fail=1; }
+head -1 <<<"$live" | grep -qE '\bact\b' || { echo "FAIL: no act column for --act relu,tanh"; fail=1; }
+for v in 'relu +on' 'relu +off' 'tanh +on' 'tanh +off'; do
+  grep -qE "$v" <<<"$live" || { echo "FAIL: no row with '$v'"; fail=1; }
+done
 exit $fail

@@ -291,7 +291,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   mp.classes = train.classes;
   mp.batch = static_cast<int>(p.integer("batch"));
   mp.threads = static_cast<int>(p.integer("threads"));
-  mp.fuse_relu = p.str("fusion") == "on";
+  set_point_settings(mp, o, p);
   const int test_batch = o.has("test-batch") ? static_cast<int>(o.integer("test-batch")) : mp.batch;
   const Graph graph = build_point_graph(mp, p, true);
   std::unique_ptr<Backend> backend = make_point_backend(mp, libraries);
@@ -431,6 +431,7 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Libr
   r.set("classes", std::int64_t{mp.classes});
   r.set("params", static_cast<std::int64_t>(graph.param_count()));
   r.set("seed", static_cast<std::int64_t>(seed));
+  set_settings_fields(r, mp);
   r.set("data_dir", data.set.dir);
   r.set("data_format", data.set.format);
   r.set("train_size", static_cast<std::int64_t>(train.size()));

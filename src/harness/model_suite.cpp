@@ -140,12 +140,25 @@ ModelPoint model_point(const Options& o, const SweepPoint& p) {
   mp.classes = ds.classes;
   mp.batch = static_cast<int>(p.integer("batch"));
   mp.threads = static_cast<int>(p.integer("threads"));
+  set_point_settings(mp, o, p);
+  return mp;
+}
+
+void set_point_settings(ModelPoint& mp, const Options& o, const SweepPoint& p) {
   const std::string precision = p.str("precision");
   mp.settings.precision = precision == "bf16" ? Precision::Bf16 : precision == "tf32" ? Precision::Tf32 : Precision::Fp32;
   mp.settings.cudnn_benchmark = o.flag("cudnn-benchmark");
   mp.settings.layout = o.str("layout");
   mp.fuse_relu = p.str("fusion") == "on";
-  return mp;
+  mp.act = p.str("act");
+}
+
+void set_settings_fields(Record& r, const ModelPoint& mp) {
+  r.set("precision", std::string(precision_name(mp.settings.precision)));
+  r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
+  r.set("layout", mp.settings.layout);
+  r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
+  r.set("act", mp.act);
 }
 
 Graph build_point_graph(const ModelPoint& mp, const SweepPoint& p, bool with_loss) {
@@ -200,10 +213,7 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
   r.set("iters", o.integer("iters"));
   r.set("warmup", o.integer("warmup"));
   r.set("seed", o.integer("seed"));
-  r.set("precision", std::string(precision_name(mp.settings.precision)));
-  r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
-  r.set("layout", mp.settings.layout);
-  r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
+  set_settings_fields(r, mp);
 }
 
 void set_optimizer_fields(Record& r, const Options& o, const SweepPoint& p) {

@@ -54,8 +54,14 @@ struct ModelPoint {
   int threads = 0;  // 0: the library's default
   BackendSettings settings;  // --precision, --cudnn-benchmark, --layout
   bool fuse_relu = true;     // --fusion (NetworkOptions::fuse_relu)
+  std::string act = "relu";  // --act (lenet5)
 };
 ModelPoint model_point(const Options& options, const SweepPoint& point);
+// The backend settings, fusion and activation of a point (--precision, --cudnn-benchmark, --layout,
+// --fusion, --act), for suites that fill the rest of a ModelPoint themselves (hpcnn-train --data).
+void set_point_settings(ModelPoint& mp, const Options& options, const SweepPoint& point);
+// precision, cudnn_benchmark, layout, fusion, act.
+void set_settings_fields(Record& r, const ModelPoint& mp);
 Graph build_point_graph(const ModelPoint& mp, const SweepPoint& point, bool with_loss);
 // The backend configured (settings) and with its threads set; adds its library versions to
 // `libraries`.
@@ -63,7 +69,7 @@ std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersion
 OptimizerSettings optimizer_settings(const Options& options, const SweepPoint& point);
 
 // suite, model, backend, dataset, batch, threads (read back), ranks, image_size, classes,
-// params, iters, warmup, seed, precision, cudnn_benchmark, layout, fusion.
+// params, iters, warmup, seed, precision, cudnn_benchmark, layout, fusion, act.
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
                       const Graph& graph, const Options& options, int ranks);
 // optimizer, lr, momentum, weight_decay of a training point: --optimizer and --lr are swept, and

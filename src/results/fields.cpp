@@ -117,6 +117,7 @@ const std::vector<Field>& fields() {
       {"train_size",      I, "",         "%lld",   "training images used per epoch, all ranks together"},
       {"test_size",       I, "",         "%lld",   "test images evaluated"},
       {"preset",          S, "",         "%s",     "--preset the settings came from (paper 004 framework defaults); empty when none"},
+      {"act",             S, "",         "%s",     "activation of lenet5: relu | tanh (--act; the other models use ReLU)"},
       {"optimizer",       S, "",         "%s",     "sgd | adam"},
       {"lr",              F, "",         "%.4g",   "base learning rate"},
       {"momentum",        F, "",         "%.3g",   "SGD momentum"},
