@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/gpu/run_checks.sh BUILD OUT [tests|bench|all] -- the GPU verification of issue 7, in one
 # command for a lent GPU machine (see bench/gpu/runtime_env.sh for the MPI/HDF5 run time there).
-#   tests : the GPU variants of the backend and network tests (tests/test_* --gpu), and a short
-#           hpcnn-train / hpcnn-infer smoke run in every precision
+#   tests : the GPU variants of the backend and network tests (tests/test_* --gpu), the NCCL
+#           collective tests, a short hpcnn-train / hpcnn-infer smoke run in every precision and
+#           a fusion on/off comparison
 #   bench : E1/E3 side by side with PyTorch (bench/gpu_vs_pytorch.py), GPU memory vs batch (E2)
 #   all   : both
 # BUILD holds the executables and tests/ of a build configured with CUDA; OUT receives the logs.
@@ -12,6 +13,8 @@ build=${1:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
 out=${2:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
 what=${3:-all}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "$build" && pwd)
 mkdir -p "$out"
 step() { echo "=== $* ($(date +%T))"; }
 
@@ -24,6 +27,10 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   step "test_network --gpu"
   timeout "${HPCNN_TEST_SECONDS:-200}" "$build/tests/test_network" --gpu > "$out/test_network_gpu.txt" 2>&1
   echo "exit $?"; grep -E "\[ rule \]|FAILED|PASSED|SKIPPED:" "$out/test_network_gpu.txt" | tail -60
+  step "NCCL collectives (tests/nccl_collectives.sh)"
+  (cd "$build" && HPCNN_SRCDIR="$root" HPCNN_BUILDDIR="$build" timeout "${HPCNN_TEST_SECONDS:-200}" \
+    bash "$root/tests/nccl_collectives.sh") > "$out/nccl_collectives.txt" 2>&1
+  echo "exit $?"; grep -E "FAIL|ok|SKIPPED" "$out/nccl_collectives.txt" | tail -20
   step "smoke: hpcnn-train / hpcnn-infer resnet50 imagenet batch 64, every precision"
   for p in fp32 tf32 bf16; do
     for s in train infer; do
