@@ -140,7 +140,7 @@ class CudaBackend final : public Backend {
     std::unique_ptr<Op> inner;
     switch (node.kind) {
       case OpKind::Conv: inner = make_conv(ctx(), node, src, mode, dst); break;
-      case OpKind::BatchNorm: inner = make_batch_norm(ctx(), node, src, mode, dst); break;
+      case OpKind::BatchNorm: return make_batch_norm(ctx(), node, src, mode, dst, true);
       case OpKind::FullyConnected: inner = make_fully_connected(ctx(), node, src, mode, dst); break;
       case OpKind::Add: inner = make_add(ctx(), node, src, mode, dst, true); break;
       default: return nullptr;
@@ -187,6 +187,8 @@ class CudaBackend final : public Backend {
             {"cudnn_algorithms", s.cudnn_benchmark ? "benchmark (fastest measured)" : "heuristics"},
             {"cudnn_conv_api", ctx()->graph_api ? "graph (engine heuristics mode A; legacy calls where no plan builds)"
                                                : "legacy (HPCNN_CUDNN_API=legacy)"},
+            {"cudnn_bn_activation", ctx()->bn_activation ? "BN+ReLU in cuDNN's kernels where it supports them"
+                                                         : "off (HPCNN_CUDNN_BN_ACTIVATION=0)"},
             {"cudnn_workspace_limit_mib", std::to_string(ctx()->workspace_limit >> 20)}};
   }
 

@@ -57,6 +57,10 @@ struct Context {
   // Convolutions through cuDNN's graph API (default), or the legacy cudnnConvolution* calls
   // (HPCNN_CUDNN_API=legacy; also each convolution's fallback when no graph plan builds).
   bool graph_api = true;
+  // A training batch norm with a fused ReLU asks cuDNN for CUDNN_BATCHNORM_OPS_BN_ACTIVATION (the
+  // ReLU inside its kernels, forward and backward) and falls back to our ReLU kernels where cuDNN
+  // does not support it; HPCNN_CUDNN_BN_ACTIVATION=0 always uses our kernels.
+  bool bn_activation = true;
 
   // ---- tracked allocator ----
   DeviceBuffer alloc(std::size_t bytes);  // zeroed; throws RuntimeError naming the size when out of memory

@@ -15,7 +15,10 @@ using Inputs = std::span<const Tensor* const>;
 // e (inference only): a folded batch norm and/or a ReLU after the convolution.
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
                               const Epilogue& e = {});
-std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
+// relu: the ReLU after it fused (Backend::make_fused_op): cuDNN's BN_ACTIVATION ops in training
+// where supported, else our ReLU kernels; backward gets the ReLU output's gradient.
+std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
+                                    bool relu = false);
 std::unique_ptr<Op> make_fully_connected(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_activation(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
 std::unique_ptr<Op> make_pooling(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst);
