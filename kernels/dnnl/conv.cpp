@@ -160,11 +160,10 @@ class ConvOp final : public Op {
   }
 
  private:
-  // The weights in the backward-data format: the forward's copy when the formats agree (the
-  // weights do not change between forward and backward of one step).
-  const float* bd_weights(const OpContext& x) {
-    return bd_w_in_.want() == w_in_.want() ? w_in_.last() : bd_w_in_.get(x.weights, w_plain_);
-  }
+  // The weights in the backward-data format, from the forward's copy (the weights do not change
+  // between forward and backward of one step): itself when the formats agree, else a reorder
+  // between two blocked formats, 4x faster than from plain OIHW (512x512x3x3: 0.17 vs 0.72 ms).
+  const float* bd_weights(const OpContext&) { return bd_w_in_.get(w_in_.last(), w_in_.want()); }
 
   // The batch norm folded in: w'[o] = w[o] s[o], b'[o] = shift[o] + (b[o] - mean[o]) s[o] with
   // s = scale / sqrt(var + eps), in double; redone when params_version changes (OpContext).
