@@ -362,7 +362,7 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, NetworkGradients, ::testing::ValuesIn(all_
 // BN+ReLU whose ReLU output is read only by an Add (its gradient buffer is the Add's: the fused
 // op must not mask it in place), Add+ReLU whose inputs share the Add's gradient (masked in place),
 // a ReLU output read by three consumers, FC+ReLU.
-Graph fusion_patterns_graph() {
+static Graph fusion_patterns_graph() {
   Graph g({1, 3, 8, 8});
   const int r1 = g.relu(g.conv(g.input(), 8, 3, 1, 1, true));
   const int r2 = g.relu(g.batch_norm(g.conv(r1, 8, 3, 1, 1, false)));
@@ -376,6 +376,11 @@ Graph fusion_patterns_graph() {
 }
 
 class Fusion : public ::testing::TestWithParam<std::string> {};
+
+// Fused against unfused on the same backend: in fp32 the same arithmetic up to summation order
+// (1e-4); at TF32/BF16 a fused kernel (cuDNN's BN+ReLU, a folded conv) may round an element
+// differently, which the network carries like any rounding: the whole-network bound.
+static double same_tol(double model_factor) { return model_factor == 1.0 ? 1e-4 : 1e-3 * model_factor; }
 
 // The fused network computes what the unfused one does (same backend), and what the reference
 // computes; dnnl and cuda fuse every candidate, the other backends none (the reference is the
@@ -424,8 +429,8 @@ TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
                                  rel_error(fused.dinput, ref.dinput)});
   std::printf("[ rule ] %s: %zu ReLUs fused; fused vs unfused %.2e <= %.0e, fused vs reference %.2e <= %.0e "
               "(relative L2, worst of logits, parameter and input gradients)\n",
-              name.c_str(), fused.fused, e_same, 1e-4 * f, e_ref, 1e-3 * f);
-  EXPECT_LE(e_same, 1e-4 * f);
+              name.c_str(), fused.fused, e_same, same_tol(f), e_ref, 1e-3 * f);
+  EXPECT_LE(e_same, same_tol(f));
   EXPECT_LE(e_ref, 1e-3 * f);
 }
 
@@ -493,8 +498,8 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
   const double e_ref = std::max(rel_error(fused.a, ref.a), rel_error(fused.b, ref.b));
   std::printf("[ rule ] %s inference: %zu batch norms folded, %zu ReLUs fused; logits fused vs unfused %.2e <= %.0e, "
               "vs reference %.2e <= %.0e (relative L2, both sets of statistics)\n",
-              name.c_str(), fused.folded, fused.relus, e_same, 1e-4 * f, e_ref, 1e-3 * f);
-  EXPECT_LE(e_same, 1e-4 * f);
+              name.c_str(), fused.folded, fused.relus, e_same, same_tol(f), e_ref, 1e-3 * f);
+  EXPECT_LE(e_same, same_tol(f));
   EXPECT_LE(e_ref, 1e-3 * f);
 }
 
