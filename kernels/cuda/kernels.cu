@@ -293,13 +293,35 @@ __global__ void dropout_k(Dims d, bool nhwc, const void* x, void* y, float p, st
   }
 }
 
+// The channel of storage index i is (i / inner) % c: inner = 1 in NHWC, H*W in NCHW (one division
+// pair per element instead of coords()'s four: this pass runs after every biased or folded conv).
 template <bool BF>
-__global__ void bias_fwd_k(Dims d, bool nhwc, void* y, const float* b, bool relu, std::size_t count) {
+__global__ void bias_fwd_k(std::size_t inner, int c, void* y, const float* b, bool relu, std::size_t count) {
   GRID_LOOP(i, count) {
-    int n, c, yy, xx;
-    coords(d, nhwc, i, n, c, yy, xx);
-    const float v = ld<BF>(y, i) + b[c];
+    const float v = ld<BF>(y, i) + b[(i / inner) % std::size_t(c)];
     st<BF>(y, i, relu ? fmaxf(v, 0.0f) : v);
+  }
+}
+
+// Vectorized form (16-byte vectors; a vector never straddles two channels' blocks: NHWC needs c,
+// NCHW inner a multiple of the vector width).
+template <bool BF>
+__global__ void bias_vec_k(uint4* y, const float* b, std::size_t inner, int c, bool nhwc, bool relu, std::size_t nvec) {
+  constexpr int W = Vec<BF>::width;
+  GRID_LOOP(v, nvec) {
+    float f[W];
+    unpack<BF>(y[v], f);
+    const std::size_t base = v * W;
+    if (nhwc) {
+      const int c0 = int(base % std::size_t(c));
+      for (int k = 0; k < W; ++k) f[k] += b[c0 + k];
+    } else {
+      const float bc = b[(base / inner) % std::size_t(c)];
+      for (int k = 0; k < W; ++k) f[k] += bc;
+    }
+    if (relu)
+      for (int k = 0; k < W; ++k) f[k] = fmaxf(f[k], 0.0f);
+    y[v] = pack<BF>(f);
   }
 }
 
@@ -532,7 +554,14 @@ void dropout(const Shape& s, Fmt f, const void* x, void* y, float p, std::uint64
 
 void bias_forward(const Shape& s, Fmt f, void* y, const float* b, bool relu, cudaStream_t st) {
   const std::size_t n = s.count();
-  DISPATCH1(f.bf16, bias_fwd_k, LAUNCH(n)(dims(s), f.nhwc, y, b, relu, n));
+  const std::size_t inner = f.nhwc ? 1 : std::size_t(s.h) * s.w;
+  const std::size_t width = f.bf16 ? 8 : 4;
+  if (vectorizable(n, f.bf16, {y}) && (f.nhwc ? std::size_t(s.c) % width == 0 : inner % width == 0)) {
+    const std::size_t nvec = n / width;
+    DISPATCH1(f.bf16, bias_vec_k, LAUNCH(nvec)(static_cast<uint4*>(y), b, inner, s.c, f.nhwc, relu, nvec));
+    return;
+  }
+  DISPATCH1(f.bf16, bias_fwd_k, LAUNCH(n)(inner, s.c, y, b, relu, n));
 }
 
 void fold_batch_norm(const float* w, const float* b, int o, std::size_t per, const float* bn, const float* mean,
