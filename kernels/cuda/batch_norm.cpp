@@ -100,11 +100,7 @@ class BatchNormOp final : public Op {
     static const float one = 1.0f, zero = 0.0f;
     const void* x = as_layout(c, *ctx.src[0], l_, 0);
     const void* dy = as_layout(c, *ctx.diff_dst, l_, 1);
-    if (relu_ && !fused_) {  // the ReLU's derivative first, from its output (same layout as dy)
-      void* masked = ctx.diff_dst_writable ? ctx.diff_dst_writable->data : mask_buf();
-      act_backward(Act::Relu, ctx.dst->data, dy, masked, shape_.count(), l_.bf16, c.stream);
-      dy = masked;
-    }
+    if (relu_ && !fused_) dy = fused_relu_grad(c, ctx, dy, shape_.count(), l_, mask_);  // the ReLU's derivative first
     const Sizes& z = fused_ ? with_act_ : plain_;
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     void* dx = dx_t && same_memory(shape_, l_, layout_of(*dx_t)) ? dx_t->data
@@ -155,10 +151,6 @@ class BatchNormOp final : public Op {
   }
   void relu_in_place(const OpContext& ctx) {
     if (relu_) act_forward(Act::Relu, ctx.dst->data, ctx.dst->data, shape_.count(), l_.bf16, c_->stream);
-  }
-  void* mask_buf() {  // only where the gradient buffer is shared (OpContext::diff_dst_writable)
-    if (!mask_) mask_ = c_->alloc(shape_.count() * elem_bytes(l_));
-    return mask_.get();
   }
 
   ContextPtr c_;

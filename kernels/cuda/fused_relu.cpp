@@ -20,9 +20,7 @@ class FusedReluOp final : public Op {
   }
 
   void backward(const OpContext& ctx) override {
-    // The executor gives diff_dst the layout of dst (network.cpp), so the mask is elementwise.
-    void* masked = ctx.diff_dst_writable ? ctx.diff_dst_writable->data : own_buffer();
-    act_backward(Act::Relu, ctx.dst->data, ctx.diff_dst->data, masked, count_, l_.bf16, c_->stream);
+    void* masked = fused_relu_grad(*c_, ctx, ctx.diff_dst->data, count_, l_, buf_);
     Tensor g = *ctx.diff_dst;
     g.data = static_cast<float*>(masked);
     OpContext inner = ctx;
@@ -32,21 +30,27 @@ class FusedReluOp final : public Op {
   }
 
  private:
-  // Only where the gradient buffer is shared with another node (rare: a ReLU read only by an Add).
-  void* own_buffer() {
-    if (!buf_) buf_ = c_->alloc(count_ * elem_bytes(l_));
-    return buf_.get();
-  }
-
   ContextPtr c_;
   std::unique_ptr<Op> inner_;
   std::size_t count_;
   Layout l_;
   bool inner_applies_relu_;
-  DeviceBuffer buf_;
+  DeviceBuffer buf_;  // the masked gradient where diff_dst is shared (rare: a ReLU read only by an Add)
 };
 
 }  // namespace
+
+void* fused_relu_grad(Context& c, const OpContext& ctx, const void* dy, std::size_t count, const Layout& l,
+                      DeviceBuffer& own) {
+  // The executor gives diff_dst the layout of dst (network.cpp), so the mask is elementwise.
+  void* masked = ctx.diff_dst_writable ? ctx.diff_dst_writable->data : nullptr;
+  if (!masked) {
+    if (!own) own = c.alloc(count * elem_bytes(l));
+    masked = own.get();
+  }
+  act_backward(Act::Relu, ctx.dst->data, dy, masked, count, l.bf16, c.stream);
+  return masked;
+}
 
 std::unique_ptr<Op> make_fused_relu(const ContextPtr& c, std::unique_ptr<Op> inner, const Tensor& dst,
                                     bool inner_applies_relu) {

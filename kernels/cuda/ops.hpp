@@ -37,6 +37,11 @@ std::unique_ptr<Op> make_softmax_xent(const ContextPtr& c, const Node& node, Inp
 // output tensor inner's factory described.
 std::unique_ptr<Op> make_fused_relu(const ContextPtr& c, std::unique_ptr<Op> inner, const Tensor& dst,
                                     bool inner_applies_relu);
+// The backward half of a fused ReLU: dy * (y > 0) for the op's output y = ctx.dst (layout l, count
+// values), written over ctx.diff_dst when the executor allows it, else into `own` (allocated on
+// first use). Returns where the masked gradient is.
+void* fused_relu_grad(Context& c, const OpContext& ctx, const void* dy, std::size_t count, const Layout& l,
+                      DeviceBuffer& own);
 
 // Weights of a node converted to another format, redone only when the parameters change
 // (OpContext::params_version; 0 = unknown, always redo). Backward reuses forward's copy.

@@ -154,7 +154,7 @@ class ConvOp final : public Op {
     float* out = bd_diff_src_out_.target(*ds);
     execute(*ctx_, bwd_data_,
             {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(bd_diff_dst_in_.get(diff_dst))},
-             {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_weights(x))},
+             {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_weights())},
              {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
     bd_diff_src_out_.finish(*ds);
   }
@@ -163,7 +163,7 @@ class ConvOp final : public Op {
   // The weights in the backward-data format, from the forward's copy (the weights do not change
   // between forward and backward of one step): itself when the formats agree, else a reorder
   // between two blocked formats, 4x faster than from plain OIHW (512x512x3x3: 0.17 vs 0.72 ms).
-  const float* bd_weights(const OpContext&) { return bd_w_in_.get(w_in_.last(), w_in_.want()); }
+  const float* bd_weights() { return bd_w_in_.get(w_in_.last(), w_in_.want()); }
 
   // The batch norm folded in: w'[o] = w[o] s[o], b'[o] = shift[o] + (b[o] - mean[o]) s[o] with
   // s = scale / sqrt(var + eps), in double; redone when params_version changes (OpContext).

@@ -26,15 +26,6 @@ memory::desc desc_of(const Tensor& t) {
 
 bool is_plain(const memory::desc& d, const Shape& s) { return d == plain_desc(s); }
 
-double padding_waste(const memory::desc& d) {
-  double real = 1, padded = 1;
-  for (int i = 0; i < d.data.ndims; ++i) {
-    real *= static_cast<double>(d.data.dims[i]);
-    padded *= static_cast<double>(d.data.padded_dims[i]);
-  }
-  return padded > 0 ? 1.0 - real / padded : 0.0;
-}
-
 std::shared_ptr<const void> make_layout(const memory::desc& d, const Shape& s) {
   if (is_plain(d, s)) return nullptr;
   return std::make_shared<const memory::desc>(d);

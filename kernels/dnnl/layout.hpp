@@ -43,8 +43,6 @@ memory::desc flat_desc(std::size_t count);            // f32 1-D, for raw buffer
 // contract's "plain"), else a shared copy of d.
 std::shared_ptr<const void> make_layout(const memory::desc& d, const Shape& s);
 bool is_plain(const memory::desc& d, const Shape& s);
-// Fraction of d's storage that is padding (blocked formats round channels up to the block).
-double padding_waste(const memory::desc& d);
 
 // A memory object bound to a fixed desc; point it at per-call buffers with bind().
 class Mem {
