@@ -18,7 +18,7 @@
 #include "engine/backend.hpp"
 #include "engine/errors.hpp"
 #include "engine/rng.hpp"
-#include "harness/blas_suite.hpp"
+#include "suites/blas_suite.hpp"
 #include "kernels/gemm/conv_lowering.hpp"
 #include "kernels/gemm/sgemm.hpp"
 

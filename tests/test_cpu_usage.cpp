@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/cpu_usage.hpp"
-#include "harness/fp32_peak.hpp"
+#include "suites/fp32_peak.hpp"
 
 namespace hpcnn {
 namespace {

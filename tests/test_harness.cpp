@@ -1,10 +1,18 @@
 // Option parsing, sweeps and statistics of the shared harness.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <memory>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/errors.hpp"
-#include "harness/model_suite.hpp"
+#include "engine/models.hpp"
+#include "engine/network.hpp"
+#include "harness/point_error.hpp"
+#include "harness/synthetic_data.hpp"
+#include "harness/training_loop.hpp"
+#include "suites/model_suite.hpp"
 #include "harness/options.hpp"
 #include "harness/stats.hpp"
 #include "harness/sweep.hpp"
@@ -97,4 +105,193 @@ TEST(Stats, MedianPercentilesAndSpread) {
   EXPECT_DOUBLE_EQ(s.p95, 4.8);
   EXPECT_DOUBLE_EQ(compute_stats({1, 2, 3, 4}).median, 2.5);
   EXPECT_EQ(compute_stats({}).count, 0);
+}
+
+// ---- the typed point ------------------------------------------------------------------------------
+
+TEST(ModelPoint, BuiltOnceFromOptionsAndSweepPoint) {
+  const auto specs = model_suite_options(Mode::Train);
+  const Options o = parse({"--model", "lenet5,alexnet", "--backend", "reference", "--batch", "8", "--threads", "2",
+                           "--act", "tanh", "--fusion", "off", "--lr", "0.5,0.25", "--momentum", "0.7", "--iters", "7",
+                           "--warmup", "3", "--seed", "9", "--optimizer", "adam"});
+  const auto points = sweep_points(o, specs);
+  ASSERT_EQ(points.size(), 4u);
+  const ModelPoint a = model_point(PointSettings(o, points[1]), Mode::Train);  // lenet5, lr 0.25
+  EXPECT_EQ(a.model, "lenet5");
+  EXPECT_EQ(a.backend, "reference");
+  EXPECT_EQ(a.batch, 8);
+  EXPECT_EQ(a.threads, 2);
+  EXPECT_EQ(a.act, Activation::Tanh);
+  EXPECT_FALSE(a.fuse_relu);
+  EXPECT_EQ(a.iters, 7);
+  EXPECT_EQ(a.warmup, 3);
+  EXPECT_EQ(a.seed, 9u);
+  EXPECT_EQ(a.optimizer.kind, "adam");
+  EXPECT_DOUBLE_EQ(a.lr, 0.25);
+  EXPECT_FLOAT_EQ(a.optimizer.lr, 0.25f);
+  EXPECT_DOUBLE_EQ(a.momentum, 0.7);
+  EXPECT_EQ(a.sample.h, 32);  // cifar10
+  EXPECT_EQ(a.classes, 10);
+  const ModelPoint b = model_point(PointSettings(o, points[2]), Mode::Train);  // alexnet: its native 64x64
+  EXPECT_EQ(b.model, "alexnet");
+  EXPECT_EQ(b.sample.h, 64);
+  EXPECT_DOUBLE_EQ(b.lr, 0.5);
+  // Threads "default" is 0 (the library's choice); an inference point has no optimizer settings.
+  const Options d = parse({"--threads", "default"}, Mode::Infer);
+  const ModelPoint c = model_point(PointSettings(d, sweep_points(d, model_suite_options(Mode::Infer))[0]), Mode::Infer);
+  EXPECT_EQ(c.threads, 0);
+  EXPECT_EQ(c.mode, Mode::Infer);
+  EXPECT_DOUBLE_EQ(c.lr, 0.0);
+}
+
+TEST(ModelPoint, OneRuleForPerRankSeeds) {
+  EXPECT_EQ(rank_data_seed(1, 0), 1u);
+  EXPECT_EQ(rank_data_seed(1, 3), 1u + 3u * 7919u);
+  EXPECT_NE(rank_data_seed(5, 1), rank_data_seed(5, 2));
+}
+
+TEST(PointStatus, NamesAndErrorsKeepTheirStatus) {
+  EXPECT_STREQ(status_name(PointStatus::Ok), "ok");
+  EXPECT_STREQ(status_name(PointStatus::Failed), "failed");
+  EXPECT_STREQ(status_name(PointStatus::Diverged), "diverged");
+  EXPECT_STREQ(status_name(PointStatus::Skipped), "skipped");
+  const PointError skipped = PointError::from(StatusError(PointStatus::Skipped, "skipped: no GPU"));
+  EXPECT_EQ(skipped.status, PointStatus::Skipped);
+  EXPECT_EQ(skipped.reason, "skipped: no GPU");
+  // Any other exception is a failure, whatever its text says.
+  const PointError failed = PointError::from(RuntimeError("diverged: but not a StatusError"));
+  EXPECT_EQ(failed.status, PointStatus::Failed);
+  EXPECT_TRUE(PointError{}.none());
+}
+
+// ---- the training loop ------------------------------------------------------------------------------
+
+namespace {
+
+// lenet5 on the reference backend, batch 4: small enough for a unit test.
+struct LoopFixture {
+  LoopFixture()
+      : graph(build_model("lenet5", ModelConfig{})),
+        backend(make_backend("reference")),
+        net(*backend, graph, NetworkOptions{4, Mode::Train, 1}),
+        data(Shape{1, 3, 32, 32}, 10, 4, 1),
+        optimizer(*backend, net.param_count(), OptimizerSettings{}) {}
+  BatchView batch(int k) const { return {data.images(k), data.labels(k), 4}; }
+  Graph graph;
+  std::unique_ptr<Backend> backend;
+  Network net;
+  SyntheticData data;
+  Optimizer optimizer;
+};
+
+// The optimizer, with a judged loss that becomes NaN at one step (1-based), or an error there.
+class FaultySync : public LocalUpdate {
+ public:
+  FaultySync(Optimizer& o, int nan_at, int throw_at) : LocalUpdate(o), nan_at_(nan_at), throw_at_(throw_at) {}
+  double wait(Network&, const StepStats& local) override {
+    ++step_;
+    if (step_ == throw_at_) throw RuntimeError("exchange lost rank 3");
+    return step_ == nan_at_ ? std::nan("") : local.loss;
+  }
+  void update(float* params, Network& net) override {
+    ++updates;
+    LocalUpdate::update(params, net);
+  }
+  int updates = 0;
+
+ private:
+  int step_ = 0, nan_at_, throw_at_;
+};
+
+}  // namespace
+
+TEST(TrainingLoop, WarmupSplitAndPhasesAddUpToTheIteration) {
+  LoopFixture f;
+  LocalUpdate sync(f.optimizer);
+  TrainingLoop loop(*f.backend, {Mode::Train, 2, 3, true, MPI_COMM_NULL}, &sync);
+  const std::vector<float> before = f.net.get_params();
+  const PointError e = loop.run(f.net, [&](int k) { return f.batch(k); });
+  EXPECT_TRUE(e.none()) << e.reason;
+  const PhaseSeries& s = loop.series();
+  EXPECT_EQ(loop.iterations(), 5);
+  EXPECT_EQ(s.warmup.size(), 2u);
+  for (const auto* v : {&s.iter, &s.load, &s.forward, &s.backward, &s.comm_wait, &s.update}) EXPECT_EQ(v->size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double sum = s.load[k] + s.forward[k] + s.backward[k] + s.comm_wait[k] + s.update[k];
+    EXPECT_GT(s.forward[k], 0.0);
+    EXPECT_GT(s.backward[k], 0.0);
+    EXPECT_GT(s.update[k], 0.0);
+    EXPECT_LE(sum, s.iter[k]);               // the total is read after the last phase ends
+    EXPECT_LT(s.iter[k] - sum, 0.02 * s.iter[k] + 1e-4);  // ... and just after it
+  }
+  EXPECT_LT(s.phase_gap_max, 0.02);
+  EXPECT_NE(f.net.get_params(), before);  // the updates reached the parameters
+  EXPECT_TRUE(std::isfinite(loop.last_loss()));
+}
+
+TEST(TrainingLoop, InferenceRunsForwardOnly) {
+  LoopFixture f;
+  TrainingLoop loop(*f.backend, {Mode::Infer, 1, 2, true, MPI_COMM_NULL}, nullptr);
+  const std::vector<float> before = f.net.get_params();
+  EXPECT_TRUE(loop.run(f.net, [&](int k) { return f.batch(k); }).none());
+  const PhaseSeries& s = loop.series();
+  ASSERT_EQ(s.iter.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_GT(s.forward[k], 0.0);
+    EXPECT_EQ(s.backward[k], 0.0);
+    EXPECT_EQ(s.update[k], 0.0);
+  }
+  EXPECT_EQ(f.net.get_params(), before);
+}
+
+TEST(TrainingLoop, DivergenceStopsTheLoopWithItsReason) {
+  LoopFixture f;
+  FaultySync sync(f.optimizer, 3, -1);
+  TrainingLoop loop(*f.backend, {Mode::Train, 1, 5, true, MPI_COMM_NULL}, &sync);
+  const PointError e = loop.run(f.net, [&](int k) { return f.batch(k); });
+  EXPECT_EQ(e.status, PointStatus::Diverged);
+  EXPECT_EQ(e.reason, "diverged: loss nan at iteration 3 (warm-up included)");
+  EXPECT_EQ(loop.divergence(), e.reason);
+  EXPECT_EQ(loop.iterations(), 3);
+  EXPECT_EQ(sync.updates, 2);  // no update with a non-finite loss
+  EXPECT_EQ(loop.series().warmup.size(), 1u);
+  EXPECT_EQ(loop.series().iter.size(), 1u);
+}
+
+TEST(TrainingLoop, DivergenceNotedWhenPartnersNeedEveryStep) {
+  LoopFixture f;
+  FaultySync sync(f.optimizer, 2, -1);
+  TrainingLoop loop(*f.backend, {Mode::Train, 0, 4, false, MPI_COMM_NULL}, &sync);
+  EXPECT_TRUE(loop.run(f.net, [&](int k) { return f.batch(k); }).none());
+  EXPECT_EQ(loop.divergence(), "diverged: loss nan at iteration 2 (warm-up included)");
+  EXPECT_EQ(loop.iterations(), 4);
+  EXPECT_EQ(sync.updates, 4);
+  EXPECT_EQ(loop.series().iter.size(), 4u);
+}
+
+TEST(TrainingLoop, AnErrorEndsTheRunAsAFailureWithoutThrowing) {
+  LoopFixture f;
+  FaultySync sync(f.optimizer, -1, 2);
+  TrainingLoop loop(*f.backend, {Mode::Train, 0, 4, true, MPI_COMM_NULL}, &sync);
+  PointError e;
+  EXPECT_NO_THROW(e = loop.run(f.net, [&](int k) { return f.batch(k); }));
+  EXPECT_EQ(e.status, PointStatus::Failed);
+  EXPECT_EQ(e.reason, "exchange lost rank 3");
+  EXPECT_EQ(loop.series().iter.size(), 1u);
+}
+
+TEST(TrainingLoop, ARankWithoutABatchStillSynchronizesAndUpdatesTheOwner) {
+  LoopFixture f;
+  Network other(*f.backend, f.graph, NetworkOptions{4, Mode::Train, 1});
+  FaultySync sync(f.optimizer, -1, -1);
+  TrainingLoop loop(*f.backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL}, &sync);
+  const std::vector<float> before = f.net.get_params();
+  const StepResult r = loop.step(other, f.batch(0), &f.net);  // `other` computes, f.net owns
+  EXPECT_EQ(r.local.images, 4);
+  EXPECT_NE(f.net.get_params(), before);
+  EXPECT_EQ(other.get_params(), before);
+  const StepResult empty = loop.step(f.net, BatchView{}, nullptr);
+  EXPECT_EQ(empty.local.images, 0);
+  EXPECT_EQ(empty.local.loss, 0.0);
+  EXPECT_EQ(sync.updates, 2);
 }

@@ -39,4 +39,31 @@ void set_iteration_fields(Record& r, const Stats& it) {
   r.set("iter_p95_s", it.p95);
 }
 
+void PhaseArrays::append_to(std::vector<Array>& arrays) const {
+  for (const Array* a : {&iter, &warmup, &load, &forward, &backward, &comm_wait, &update}) arrays.push_back(*a);
+}
+
+PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm) {
+  PhaseArrays a;
+  a.iter = gather_series("iter_time_s", "s", mine.iter, comm);
+  a.warmup = gather_series("warmup_time_s", "s", mine.warmup, comm);
+  a.load = gather_series("load_time_s", "s", mine.load, comm);
+  a.forward = gather_series("forward_time_s", "s", mine.forward, comm);
+  a.backward = gather_series("backward_time_s", "s", mine.backward, comm);
+  a.comm_wait = gather_series("comm_wait_time_s", "s", mine.comm_wait, comm);
+  a.update = gather_series("update_time_s", "s", mine.update, comm);
+  return a;
+}
+
+Stats set_phase_fields(Record& r, const PhaseArrays& a) {
+  const Stats it = slowest_rank_stats(a.iter);
+  set_iteration_fields(r, it);
+  r.set("load_s", slowest_rank_stats(a.load).median);
+  r.set("forward_s", slowest_rank_stats(a.forward).median);
+  r.set("backward_s", slowest_rank_stats(a.backward).median);
+  r.set("comm_wait_s", slowest_rank_stats(a.comm_wait).median);
+  r.set("update_s", slowest_rank_stats(a.update).median);
+  return it;
+}
+
 }  // namespace hpcnn

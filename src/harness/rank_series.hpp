@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/stats.hpp"
+#include "harness/training_loop.hpp"
 #include "results/record.hpp"
 
 namespace hpcnn {
@@ -24,5 +25,18 @@ Stats slowest_rank_stats(const Array& a);
 
 // iter_median_s, iter_mean_s, iter_std_s, iter_min_s, iter_max_s, iter_p5_s, iter_p95_s.
 void set_iteration_fields(Record& r, const Stats& it);
+
+// A training loop's series gathered over the ranks of comm, by name ([ranks][n] on rank 0).
+struct PhaseArrays {
+  Array iter, warmup, load, forward, backward, comm_wait, update;
+  // In the file's order: iter_time_s, warmup_time_s, load_time_s, forward_time_s,
+  // backward_time_s, comm_wait_time_s, update_time_s.
+  void append_to(std::vector<Array>& arrays) const;
+};
+PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm);
+
+// From the slowest rank per iteration: set_iteration_fields, and the phase medians load_s,
+// forward_s, backward_s, comm_wait_s, update_s. Returns the iteration statistics.
+Stats set_phase_fields(Record& r, const PhaseArrays& a);
 
 }  // namespace hpcnn

@@ -26,33 +26,35 @@ std::vector<OptionSpec> output_options() {
   };
 }
 
-void agree_on_failure(MPI_Comm comm, const std::string& local_error) {
+PointError PointError::from(const std::exception& e) {
+  const auto* known = dynamic_cast<const StatusError*>(&e);
+  return {known ? known->status : PointStatus::Failed, e.what()};
+}
+
+void agree_on_failure(MPI_Comm comm, const PointError& local) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const int mine = local_error.empty() ? size : rank;
+  const int mine = local.none() ? size : rank;
   int first = size;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == size) return;
-  std::string reason = rank == first ? local_error : std::string();
+  std::string reason = rank == first ? local.reason : std::string();
+  int status = static_cast<int>(local.status);
   int len = static_cast<int>(reason.size());
+  MPI_Bcast(&status, 1, MPI_INT, first, comm);
   MPI_Bcast(&len, 1, MPI_INT, first, comm);
   reason.resize(static_cast<std::size_t>(len));
   MPI_Bcast(reason.data(), len, MPI_CHAR, first, comm);
   if (size > 1) reason = "rank " + std::to_string(first) + ": " + reason;
-  // A reason that starts with "diverged" or "skipped" (after a rank prefix) names its status.
-  const auto says = [&](const char* status) {
-    return local_error.rfind(status, 0) == 0 || reason.rfind(status, 0) == 0 ||
-           reason.find(std::string(": ").append(status)) != std::string::npos;
-  };
-  throw PointFailure(says("diverged") ? "diverged" : says("skipped") ? "skipped" : "failed", reason);
+  throw PointFailure(static_cast<PointStatus>(status), reason);
 }
 
 namespace {
 
 // The record of a point that did not produce figures: the suite, the point's swept settings that
 // are fields (an option "image-size" is the field "image_size"), the status and the reason.
-Record failed_record(const char* program, const SweepPoint& p, const PointFailure& e) {
+Record failed_record(const char* program, const SweepPoint& p) {
   Record r;
   r.set("suite", std::string(program));
   for (const auto& [name, value] : p.items()) {
@@ -68,9 +70,19 @@ Record failed_record(const char* program, const SweepPoint& p, const PointFailur
     } catch (const std::exception&) {  // "default" threads and the like: leave the cell empty
     }
   }
-  r.set("status", e.status);
-  r.set("status_reason", std::string(e.what()));
   return r;
+}
+
+// "hpcnn-train: point 2: diverged: loss nan ...": the status once, also when the reason already
+// says it (after another rank's prefix: "rank 1: diverged: ...").
+void report_point_failure(const char* program, std::size_t number, const PointFailure& e) {
+  progress().clear();
+  std::fflush(stdout);
+  const std::string reason = e.what(), status = status_name(e.status);
+  const bool says_status =
+      reason.rfind(status + ":", 0) == 0 || reason.find(": " + status + ":") != std::string::npos;
+  std::fprintf(stderr, "%s: point %zu: %s%s%s\n", program, number, says_status ? "" : status.c_str(),
+               says_status ? "" : ": ", reason.c_str());
 }
 
 }  // namespace
@@ -156,7 +168,7 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
   LibraryVersions libraries;
   const std::vector<SweepPoint> points = sweep_points(o, suite.options);
   progress().start_run(root && !quiet && isatty(STDERR_FILENO), static_cast<int>(points.size()));
-  std::map<std::string, int> tally;
+  std::map<PointStatus, int> tally;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
     progress().start_point(static_cast<int>(i));
@@ -165,23 +177,17 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
       point = suite.run_point(o, p, comm, libraries);
     } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
       point = ResultPoint{};
-      point.record = failed_record(suite.program, p, e);
-      if (root) {
-        progress().clear();
-        std::fflush(stdout);
-        // "point 1: diverged: loss nan ...", not "diverged: diverged: ..." when the reason says it
-        // (also after another rank's prefix: "rank 1: diverged: ...").
-        const std::string reason = e.what();
-        const bool says_status =
-            reason.rfind(e.status + ":", 0) == 0 || reason.find(std::string(": ").append(e.status).append(":")) != std::string::npos;
-        std::fprintf(stderr, "%s: point %zu: %s%s%s\n", suite.program, i + 1, says_status ? "" : e.status.c_str(),
-                     says_status ? "" : ": ", reason.c_str());
-      }
+      point.record = failed_record(suite.program, p);
+      point.status = e.status;
+      point.status_reason = e.what();
+      if (root) report_point_failure(suite.program, i + 1, e);
     }
     if (!root) continue;
     progress().clear();
-    if (!point.record.get("status")) point.record.set("status", std::string("ok"));
-    ++tally[point.record.text("status")];
+    // The one place a status becomes text (the result file's `status` and `status_reason`).
+    point.record.set("status", std::string(status_name(point.status)));
+    if (!point.status_reason.empty()) point.record.set("status_reason", point.status_reason);
+    ++tally[point.status];
     point.record.set("reproducer", point_reproducer(suite.program, o, p));
     writer->add_point(point);
     if (!quiet) {
@@ -193,11 +199,11 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
   int failed = 0;
   if (root) {
     const std::string path = writer->commit(prov);
-    failed = tally.count("failed") ? tally["failed"] : 0;
+    failed = tally.count(PointStatus::Failed) ? tally.at(PointStatus::Failed) : 0;
     if (!quiet) {
       std::string line;
-      for (const char* s : {"ok", "failed", "diverged", "skipped"})
-        if (tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(tally[s])).append(" ").append(s);
+      for (PointStatus s : {PointStatus::Ok, PointStatus::Failed, PointStatus::Diverged, PointStatus::Skipped})
+        if (tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(tally[s])).append(" ").append(status_name(s));
       std::printf("points: %s\nresults: %s\n", line.c_str(), path.c_str());
     }
   }

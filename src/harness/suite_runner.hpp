@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/result_file.hpp"
+#include "harness/point_error.hpp"
 
 namespace hpcnn {
 
@@ -36,14 +38,14 @@ struct SuiteDef {
 // goes on with the next point. Any other exception from run_point ends the run (exit 1;
 // MPI_Abort with several ranks, since the other ranks may be waiting in a collective).
 struct PointFailure : RuntimeError {
-  PointFailure(std::string status, const std::string& reason) : RuntimeError(reason), status(std::move(status)) {}
-  std::string status;  // "failed", "diverged" or "skipped"
+  PointFailure(PointStatus s, const std::string& reason) : RuntimeError(reason), status(s) {}
+  PointStatus status;  // Failed, Diverged or Skipped
 };
 
-// Collective over comm: every rank passes its own error ("" when it has none). When any rank has
-// one, every rank throws PointFailure(status, the lowest failing rank's error) -- status is
-// "diverged" when that error starts with "diverged", else "failed". Otherwise returns.
-void agree_on_failure(MPI_Comm comm, const std::string& local_error);
+// Collective over comm: every rank passes its own error (none() when it has none). When any rank
+// has one, every rank throws PointFailure with the lowest failing rank's status and reason
+// (prefixed "rank R: " with several ranks). Otherwise returns.
+void agree_on_failure(MPI_Comm comm, const PointError& local);
 
 // --output, --quiet, --list, --version, --help: the options every suite ends its table with.
 std::vector<OptionSpec> output_options();

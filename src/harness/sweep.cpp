@@ -27,6 +27,30 @@ void SweepPoint::set(std::string name, std::string value) {
   items_.emplace_back(std::move(name), std::move(value));
 }
 
+const std::string* PointSettings::swept(std::string_view name) const {
+  for (const auto& [k, v] : point_.items())
+    if (k == name) return &v;
+  return nullptr;
+}
+
+bool PointSettings::has(std::string_view name) const { return swept(name) || options_.has(name); }
+
+std::string PointSettings::str(std::string_view name) const {
+  const std::string* v = swept(name);
+  return v ? *v : options_.str(name);
+}
+
+std::int64_t PointSettings::integer(std::string_view name) const {
+  const std::string* v = swept(name);
+  if (!v) return options_.integer(name);
+  return *v == "default" ? 0 : std::strtoll(v->c_str(), nullptr, 10);
+}
+
+double PointSettings::real(std::string_view name) const {
+  const std::string* v = swept(name);
+  return v ? std::strtod(v->c_str(), nullptr) : options_.real(name);
+}
+
 std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs) {
   std::vector<SweepPoint> points(1);
   for (const OptionSpec& spec : specs) {

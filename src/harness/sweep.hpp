@@ -26,6 +26,23 @@ class SweepPoint {
   std::vector<std::pair<std::string, std::string>> items_;
 };
 
+// One point's effective settings: the point's value for an option that is swept, the option's
+// own value otherwise. Only the builders of typed points read it (suites' *_point functions).
+class PointSettings {
+ public:
+  PointSettings(const Options& options, const SweepPoint& point) : options_(options), point_(point) {}
+  bool has(std::string_view name) const;  // swept, given or defaulted
+  bool flag(std::string_view name) const { return options_.flag(name); }
+  std::string str(std::string_view name) const;
+  std::int64_t integer(std::string_view name) const;  // "default" -> 0
+  double real(std::string_view name) const;
+
+ private:
+  const std::string* swept(std::string_view name) const;
+  const Options& options_;
+  const SweepPoint& point_;
+};
+
 std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs);
 
 }  // namespace hpcnn

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "results/record.hpp"
+#include "results/status.hpp"
 
 namespace hpcnn {
 
@@ -30,6 +31,9 @@ struct Provenance {
 struct ResultPoint {
   Record record;
   std::vector<Array> arrays;
+  // Stored as the fields `status` and `status_reason` when the point is written.
+  PointStatus status = PointStatus::Ok;
+  std::string status_reason;  // why the status is not ok
 };
 
 // Rank 0 only. The constructor creates DIR (if missing) and the temporary file

@@ -1,8 +1,8 @@
 // hpcnn-train: training throughput on one device per rank (forward + loss + backward + update).
 // With --data, --preset or --epochs it trains on a real data set instead (harness/accuracy_suite.hpp).
-#include "harness/accuracy_suite.hpp"
+#include "suites/accuracy_suite.hpp"
 #include "harness/main_wrapper.hpp"
-#include "harness/model_suite.hpp"
+#include "suites/model_suite.hpp"
 
 int main(int argc, char** argv) {
   const hpcnn::ModelSuite suite{

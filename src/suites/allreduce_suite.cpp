@@ -1,4 +1,4 @@
-#include "harness/allreduce_suite.hpp"
+#include "suites/allreduce_suite.hpp"
 
 #include <mpi.h>
 
@@ -16,7 +16,7 @@
 #include "collectives/mpi_cuda.hpp"
 #include "engine/errors.hpp"
 #include "harness/main_wrapper.hpp"
-#include "harness/model_suite.hpp"
+#include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/suite_runner.hpp"
 
@@ -104,61 +104,81 @@ void validate(const Options& o) {
   }
 }
 
-ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std::int64_t& wrong_total) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const std::string scheme = p.str("exchange");
-  const std::int64_t bytes = parse_bytes(p.str("sizes"));
-  const std::size_t count = static_cast<std::size_t>(bytes) / sizeof(float);
-  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
-  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+// A point of hpcnn-allreduce, in types.
+struct AllreducePoint {
+  const ExchangeInfo* scheme = nullptr;
+  std::int64_t bytes = 0;
+  std::size_t count = 0;  // floats
+  bool device = false;    // the message lives in GPU memory
+  std::uint64_t seed = 1;
+  int warmup = 0, iters = 0;
+  bool check = true;
+};
 
-  const ExchangeInfo& info = find_exchange(scheme);
-  const bool device = on_device(p.str("memory"), info);
+AllreducePoint allreduce_point(const PointSettings& s) {
+  AllreducePoint ap;
+  ap.scheme = &find_exchange(s.str("exchange"));
+  ap.bytes = parse_bytes(s.str("sizes"));
+  ap.count = static_cast<std::size_t>(ap.bytes) / sizeof(float);
+  ap.device = on_device(s.str("memory"), *ap.scheme);
+  ap.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  ap.warmup = static_cast<int>(s.integer("warmup"));
+  ap.iters = static_cast<int>(s.integer("iters"));
+  ap.check = !s.flag("no-check");
+  return ap;
+}
 
-  std::vector<float> input(count), data(count);
-  for (std::size_t i = 0; i < count; ++i) input[i] = allreduce_input(seed, rank, i);
-  // Set-up failures (no GPU, NCCL refusing the placement) fail the point on every rank alike.
+// Times of the timed runs; `data` gets the last run's result. Set-up failures (no GPU, NCCL
+// refusing the placement) fail the point on every rank alike.
+std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<float>& input, std::vector<float>& data,
+                                   MPI_Comm comm) {
   std::unique_ptr<MessageBuffer> buffer;
   std::unique_ptr<Allreduce> allreduce;
-  std::string error;
+  PointError error;
   try {
-    allreduce = info.make_allreduce(comm);  // collective: nccl names the rank without a GPU
+    allreduce = ap.scheme->make_allreduce(comm);  // collective: nccl names the rank without a GPU
   } catch (const std::exception& e) {
-    error = e.what();
+    error = PointError::from(e);
   }
   agree_on_failure(comm, error);
   try {
-    buffer = make_message_buffer(device, count);
+    buffer = make_message_buffer(ap.device, ap.count);
   } catch (const std::exception& e) {
-    error = e.what();
+    error = PointError::from(e);
   }
   agree_on_failure(comm, error);
   std::vector<double> times;
-  for (int k = 0; k < warmup + iters; ++k) {
+  for (int k = 0; k < ap.warmup + ap.iters; ++k) {
     // In place: restore the input before every run (untimed), so the last run's output is checkable.
     buffer->fill(input);
     MPI_Barrier(comm);
     const auto t0 = std::chrono::steady_clock::now();
-    allreduce->run(buffer->data(), count);  // complete on return, on the device too
+    allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
     const auto t1 = std::chrono::steady_clock::now();
-    if (k >= warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
+    if (k >= ap.warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
   }
   allreduce.reset();
   buffer->read(data);  // device memory: copied back for the check
+  return times;
+}
+
+// Elements of `data` that differ from the exact sum, and the largest difference on this rank.
+std::int64_t count_wrong(const AllreducePoint& ap, std::vector<float>& data, MPI_Comm comm, double& worst) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i on the last rank, so the tests can
   // see the check below fail (tests/scale_suite.sh).
   if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_ELEMENT"); e && rank == size - 1) {
     const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
-    if (i < count) data[i] += 1.0f;
+    if (i < ap.count) data[i] += 1.0f;
   }
   // Validation, outside the timed loop: every element against the locally computed exact sum.
   std::int64_t wrong = 0;
-  double worst = 0;
-  if (!o.flag("no-check"))
-    for (std::size_t i = 0; i < count; ++i) {
-      const float want = allreduce_expected(seed, size, i);
+  worst = 0;
+  if (ap.check)
+    for (std::size_t i = 0; i < ap.count; ++i) {
+      const float want = allreduce_expected(ap.seed, size, i);
       if (data[i] != want) {
         ++wrong;
         worst = std::max(worst, static_cast<double>(std::abs(data[i] - want)));
@@ -166,6 +186,18 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std:
     }
   std::int64_t wrong_all = 0;
   MPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT64_T, MPI_SUM, comm);
+  return wrong_all;
+}
+
+ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wrong_total) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<float> input(ap.count), data(ap.count);
+  for (std::size_t i = 0; i < ap.count; ++i) input[i] = allreduce_input(ap.seed, rank, i);
+  const std::vector<double> times = time_allreduce(ap, input, data, comm);
+  double worst = 0;
+  const std::int64_t wrong_all = count_wrong(ap, data, comm, worst);
   wrong_total += wrong_all;
   double mean = 0;
   for (double t : times) mean += t;
@@ -179,30 +211,30 @@ ResultPoint run_point(const Options& o, const SweepPoint& p, MPI_Comm comm, std:
   out.arrays.push_back(gather_series("iter_time_s", "s", times, comm));
   if (rank != 0) return out;
   const double avg = tsum / size;
-  const double algbw = avg > 0 ? static_cast<double>(bytes) / avg * 1e-9 : 0.0;
+  const double algbw = avg > 0 ? static_cast<double>(ap.bytes) / avg * 1e-9 : 0.0;
   Record& r = out.record;
   r.set("suite", std::string("hpcnn-allreduce"));
-  r.set("exchange", scheme);
-  r.set("exchange_memory", std::string(device ? "device" : "host"));
+  r.set("exchange", ap.scheme->name);
+  r.set("exchange_memory", std::string(ap.device ? "device" : "host"));
   r.set("ranks", std::int64_t{size});
-  r.set("size_bytes", bytes);
-  r.set("iters", o.integer("iters"));
-  r.set("warmup", o.integer("warmup"));
-  r.set("seed", o.integer("seed"));
+  r.set("size_bytes", ap.bytes);
+  r.set("iters", std::int64_t{ap.iters});
+  r.set("warmup", std::int64_t{ap.warmup});
+  r.set("seed", static_cast<std::int64_t>(ap.seed));
   r.set("time_avg_us", avg * 1e6);
   r.set("time_min_us", tmin * 1e6);
   r.set("time_max_us", tmax * 1e6);
   r.set("algbw_gbs", algbw);
   r.set("busbw_gbs", algbw * 2.0 * (size - 1) / size);
-  if (o.flag("no-check")) {
-    r.set("status", std::string("ok"));
-    r.set("status_reason", std::string("not checked (--no-check)"));
+  if (!ap.check) {
+    out.status_reason = "not checked (--no-check)";
   } else {
     r.set("wrong", wrong_all);
-    r.set("status", std::string(wrong_all ? "failed" : "ok"));
-    if (wrong_all)
-      r.set("status_reason", std::to_string(wrong_all) + " elements differ from the exact sum (rank 0's worst: " +
-                                 std::to_string(worst) + ")");
+    if (wrong_all) {
+      out.status = PointStatus::Failed;
+      out.status_reason = std::to_string(wrong_all) + " elements differ from the exact sum (rank 0's worst: " +
+                          std::to_string(worst) + ")";
+    }
   }
   return out;
 }
@@ -250,7 +282,7 @@ int run_allreduce_suite(int argc, char** argv) {
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&) {
     if (!rule_printed && !o.flag("quiet") && is_root_rank()) std::printf("# %s\n", kBusBwRule);
     rule_printed = true;
-    return run_point(o, p, comm, wrong_total);
+    return run_point(allreduce_point(PointSettings(o, p)), comm, wrong_total);
   };
   const int status = run_suite(def, argc, argv);
   if (wrong_total > 0) {

@@ -1,5 +1,5 @@
 // hpcnn-allreduce: allreduce micro-benchmark (time, algorithm and bus bandwidth, checked results).
-#include "harness/allreduce_suite.hpp"
+#include "suites/allreduce_suite.hpp"
 #include "harness/main_wrapper.hpp"
 
 int main(int argc, char** argv) {

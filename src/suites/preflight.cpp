@@ -1,4 +1,4 @@
-#include "harness/preflight.hpp"
+#include "suites/preflight.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // hpcnn-train on real data (--data): epoch-based training with train and test loss and accuracy
 // per epoch, epoch and test time, sweeps over batch, lr, epochs, optimizer and seeds (--repeat),
 // divergence recorded per point, and --preset for the framework defaults of paper 004
-// (Tables II-V). suites/hpcnn-train.cpp dispatches here when the command line asks for real data.
+// (Tables II-V). src/suites/hpcnn-train.cpp dispatches here when the command line asks for real data.
 #pragma once
 
 #include <string>
@@ -29,6 +29,9 @@ const std::vector<AccuracyPreset>& accuracy_presets();
 // appended unless the option is given; --repeat N becomes --seed S,S+1,...,S+N-1. UsageError for
 // an unknown preset or --repeat together with a --seed list.
 std::vector<std::string> expand_accuracy_args(const std::vector<std::string>& args);
+
+// True when the command line asks for the list of presets (--preset list).
+bool preset_list_requested(const std::vector<std::string>& args);
 
 // Learning rate of optimizer step `step` (0-based) of `total_steps`, `steps_per_epoch` per epoch.
 float scheduled_lr(const std::string& schedule, float base, long step, long steps_per_epoch, long total_steps,

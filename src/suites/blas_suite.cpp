@@ -1,7 +1,7 @@
 // hpcnn-blas (blas_suite.hpp): the option table per sweep kind, validation before any work, and
 // one run_point per sweep kind. Timing, sweeping, the result file and the live table are the
 // shared suite runner's.
-#include "harness/blas_suite.hpp"
+#include "suites/blas_suite.hpp"
 
 #include <mpi.h>
 
@@ -19,8 +19,8 @@
 #include "engine/errors.hpp"
 #include "engine/models.hpp"
 #include "engine/rng.hpp"
-#include "harness/fp32_peak.hpp"
-#include "harness/model_suite.hpp"
+#include "suites/fp32_peak.hpp"
+#include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
@@ -258,8 +258,8 @@ ResultPoint gemm_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Lib
   set_peak(r, gflops, lib->threads());
   r.set("gemm_check_error", error);
   if (!ok) {
-    r.set("status", std::string("failed"));
-    r.set("status_reason", std::string("SGEMM result outside the float dot-product bound 2 k u sum|a b|"));
+    out.status = PointStatus::Failed;
+    out.status_reason = "SGEMM result outside the float dot-product bound 2 k u sum|a b|";
   }
   return out;
 }
@@ -385,8 +385,8 @@ ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, L
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const ModelPoint mp = model_point(o, p);
-  const Graph graph = build_point_graph(mp, p, false);
+  const ModelPoint mp = model_point(PointSettings(o, p), Mode::Train);
+  const Graph graph = build_point_graph(mp, false);
   std::unique_ptr<Backend> be = make_point_backend(mp, libraries);
   const std::vector<LayerShape> layers = distinct_layers(graph, mp.batch);
   std::vector<double> fwd_s, bwd_s, fwd_gf, bwd_gf, counts;
@@ -414,7 +414,8 @@ ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, L
   out.arrays.push_back({"layer_backward_gflops", "GFLOP/s", {nl}, bwd_gf});
   out.arrays.push_back({"layer_count", "", {nl}, counts});
   Record& r = out.record;
-  set_model_fields(r, kProgram, mp, *be, graph, o, size);
+  set_model_fields(r, kProgram, mp, *be, graph, size);
+  set_iteration_settings(r, mp);
   set_common(r, "layers", mp.backend, be->threads(), p, size);
   r.set("mode", std::string("train"));
   r.set("layer_shapes", shapes);

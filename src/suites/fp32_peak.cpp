@@ -1,5 +1,5 @@
 // FP32 FMA peak measurement (fp32_peak.hpp).
-#include "harness/fp32_peak.hpp"
+#include "suites/fp32_peak.hpp"
 
 #include <algorithm>
 #include <atomic>

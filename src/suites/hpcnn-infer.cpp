@@ -1,6 +1,6 @@
 // hpcnn-infer: forward-only (inference) throughput on one device per rank.
 #include "harness/main_wrapper.hpp"
-#include "harness/model_suite.hpp"
+#include "suites/model_suite.hpp"
 
 int main(int argc, char** argv) {
   const hpcnn::ModelSuite suite{

@@ -1,0 +1,116 @@
+#include "harness/training_loop.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace hpcnn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::string divergence_reason(double loss, long iteration) {
+  return std::string("diverged: loss ")
+      .append(std::to_string(loss))
+      .append(" at iteration ")
+      .append(std::to_string(iteration))
+      .append(" (warm-up included)");
+}
+
+}  // namespace
+
+void PhaseSeries::add_timed(const StepTimes& t) {
+  iter.push_back(t.total);
+  load.push_back(t.load);
+  forward.push_back(t.forward);
+  backward.push_back(t.backward);
+  comm_wait.push_back(t.comm_wait);
+  update.push_back(t.update);
+  if (t.total > 0) phase_gap_max = std::max(phase_gap_max, std::fabs(t.total - t.phase_sum()) / t.total);
+}
+
+TrainingLoop::TrainingLoop(Backend& backend, const LoopSettings& settings, GradientSync* sync)
+    : backend_(backend), settings_(settings), sync_(sync) {
+  if (settings_.mode == Mode::Train && !sync_) throw std::logic_error("TrainingLoop: training needs a GradientSync");
+}
+
+StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* owner) {
+  const bool train = settings_.mode == Mode::Train;
+  StepResult r;
+  r.local.images = batch.size;
+  const auto t0 = Clock::now();
+  if (batch.size > 0) net.set_input(batch.images, batch.labels);
+  backend_.synchronize();
+  const auto t1 = Clock::now();
+  if (batch.size > 0) {
+    r.local.loss = net.forward();
+    r.local.correct = net.correct();
+  }
+  backend_.synchronize();
+  const auto t2 = Clock::now();
+  auto t3 = t2, t4 = t2, t5 = t2;
+  r.judged_loss = r.local.loss;
+  if (train) {
+    if (batch.size > 0) {
+      const GradientBuckets* buckets = sync_->buckets();
+      if (buckets) net.backward(buckets, [&](int b) { sync_->on_bucket(b, net); });
+      else net.backward();
+    }
+    backend_.synchronize();
+    t3 = Clock::now();
+    r.judged_loss = sync_->wait(net, r.local);
+    t4 = Clock::now();
+    r.diverged = !std::isfinite(r.judged_loss);
+    // Diverged and stopping: the update would only spread the NaN into the weights.
+    if (!(r.diverged && settings_.stop_on_divergence)) sync_->update((owner ? *owner : net).params(), net);
+    backend_.synchronize();
+    t5 = Clock::now();
+  }
+  ++iterations_;
+  last_loss_ = static_cast<float>(r.local.loss);
+  if (r.diverged && divergence_.empty()) divergence_ = divergence_reason(r.judged_loss, iterations_);
+  // The iteration's own end, after the step's bookkeeping: the phase check compares two readings.
+  const auto t_end = Clock::now();
+  r.times = {seconds_between(t0, t1), seconds_between(t1, t2), seconds_between(t2, t3),
+             seconds_between(t3, t4), seconds_between(t4, t5), seconds_between(t0, t_end)};
+  return r;
+}
+
+bool TrainingLoop::any_rank_failed(bool mine) {
+  int size = 1;
+  if (settings_.agree != MPI_COMM_NULL) MPI_Comm_size(settings_.agree, &size);
+  if (size <= 1) return mine;
+  int flag = mine ? 1 : 0, any = 0;
+  MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, settings_.agree);
+  return any != 0;
+}
+
+PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& batch, LoopObserver* observer) {
+  PointError error;
+  const int total = settings_.warmup + settings_.iters;
+  for (int k = 0; k < total; ++k) {
+    if (any_rank_failed(!error.none())) break;
+    try {
+      if (observer) observer->before_iteration(k);
+      if (sync_) sync_->before_step();
+      if (k == settings_.warmup && observer) observer->timed_start();
+      const StepResult r = step(net, batch(k));
+      if (r.diverged && settings_.stop_on_divergence) {
+        error = {PointStatus::Diverged, divergence_};
+        continue;  // the next agreement stops every rank
+      }
+      if (k < settings_.warmup) series_.warmup.push_back(r.times.total);
+      else series_.add_timed(r.times);
+      if (observer) observer->after_iteration(k, r);
+    } catch (const std::exception& e) {
+      error = PointError::from(e);
+    }
+  }
+  return error;
+}
+
+}  // namespace hpcnn

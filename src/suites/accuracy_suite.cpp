@@ -1,0 +1,472 @@
+// Real-data training with accuracy (issue 5). One sweep point = one training run of `epochs`
+// epochs: the training set is sharded over the ranks and reshuffled every epoch (data/sampler.hpp),
+// batches come from the background loader (data/batch_loader.hpp), gradients of several ranks are
+// averaged (weighted by their batch sizes, so a short last batch counts right), and after every
+// epoch the whole test set is evaluated in inference mode by a separate Mode::Infer network given
+// the training network's parameters and buffers (batch-norm running statistics), as PyTorch's
+// model.eval() evaluates. A NaN or Inf loss ends the point with
+// status "diverged"; the sweep goes on.
+#include "suites/accuracy_suite.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "config.h"
+#include "data/batch_loader.hpp"
+#include "data/dataset.hpp"
+#include "data/sampler.hpp"
+#include "engine/errors.hpp"
+#include "engine/models.hpp"
+#include "engine/network.hpp"
+#include "harness/main_wrapper.hpp"
+#include "harness/optimizer.hpp"
+#include "harness/provenance.hpp"
+#include "harness/resources.hpp"
+#include "harness/suite_runner.hpp"
+#include "harness/training_loop.hpp"
+#include "suites/evaluator.hpp"
+#include "suites/model_point.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::vector<OptionSpec> accuracy_options() {
+  std::vector<OptionSpec> specs;
+  for (const OptionSpec& s : model_options(Mode::Train))
+    if (s.name != "dataset") specs.push_back(s);  // the data set is --data here
+  const std::vector<OptionSpec> mine = {
+      {"epochs", OptType::Int, true, "1", "LIST", "training epochs (each value a sweep point)", {}, 1, 1e7},
+      {"seed", OptType::Int, true, "1", "LIST", "seeds of initialization, shuffling and augmentation (each a point)", {}, 0, 9.0e18},
+      {"repeat", OptType::Int, false, "1", "N", "run every point with N seeds: --seed S becomes S,S+1,...,S+N-1", {}, 1, 1000},
+      {"data", OptType::String, false, "fashion-mnist", "DIR|NAME",
+       "real data set: a directory of MNIST-style idx files (gzipped or not) or CIFAR-10/100 binary files, or a name "
+       "(mnist|fashion-mnist|cifar10|cifar100) looked up in $HPCNN_DATA/NAME and /usr/share/datasets/NAME"},
+      {"preset", OptType::String, false, "", "NAME", "framework default settings of paper 004 (see --list); options given win"},
+      {"eval-every", OptType::Int, false, "0", "N", "also evaluate the test set every N optimizer steps (0: after each epoch only)", {}, 0, 1e12},
+      {"lr-schedule", OptType::Choice, false, "constant", "NAME",
+       "constant; step: x0.1 every --lr-step epochs; cosine: half cosine to 0 over all steps", "constant|step|cosine"},
+      {"lr-step", OptType::Int, false, "30", "N", "epochs between the x0.1 steps of --lr-schedule step", {}, 1, 1e7},
+      {"augment", OptType::Flag, false, "", "", "random crop (padding 4) and horizontal flip of training images (CIFAR)"},
+      {"no-shuffle", OptType::Flag, false, "", "", "keep the files' order instead of reshuffling every epoch"},
+      {"cache", OptType::Flag, false, "", "", "keep every decoded sample in memory after its first use"},
+      {"prefetch", OptType::Int, false, "2", "N", "batches the background loader decodes ahead (0: decode in the training loop)", {}, 0, 64},
+      {"test-batch", OptType::Int, false, "", "N", "images per evaluation batch (default: --batch)", {}, 1, 1 << 20},
+      {"train-limit", OptType::Int, false, "", "N", "use only the first N training images", {}, 1, 1e12},
+      {"test-limit", OptType::Int, false, "", "N", "evaluate only the first N test images", {}, 1, 1e12},
+  };
+  specs.insert(specs.end(), mine.begin(), mine.end());
+  const std::vector<OptionSpec> output = output_options();
+  specs.insert(specs.end(), output.begin(), output.end());
+  return specs;
+}
+
+void print_list() {
+  print_model_list();
+  std::printf("real data sets (--data NAME, or --data DIR):\n");
+  for (const char* name : {"mnist", "fashion-mnist", "cifar10", "cifar100"}) {
+    std::string where;
+    try {
+      where = data::locate_dataset(name).dir;
+    } catch (const std::exception&) {
+      where = "not found (" + data::dataset_search_dirs(name).front() + ", ...)";
+    }
+    std::printf("  %-16s %s\n", name, where.c_str());
+  }
+  std::printf("presets (--preset NAME; paper 004 Tables II-V; options given on the command line win):\n");
+  for (const AccuracyPreset& p : accuracy_presets()) {
+    std::string settings;
+    for (const auto& [k, v] : p.settings) settings.append(" --").append(k).append(" ").append(v);
+    std::printf("  %-20s%s\n  %-20s %s\n", p.name, settings.c_str(), "", p.source);
+  }
+}
+
+
+// The data set, read once per run (every point of a sweep shares it).
+struct LoadedData {
+  data::DataSet set;
+  data::Normalization norm;
+  double load_s = 0;
+};
+
+// A point of hpcnn-train --data, in types.
+struct AccuracyPoint {
+  ModelPoint mp;  // sample and classes from the data set
+  int epochs = 1;
+  int test_batch = 1;
+  std::string preset;
+  std::string lr_schedule;
+  long lr_step = 30;
+  long eval_every = 0;
+  bool shuffle = true, augment = false, cache = false;
+  int prefetch = 2;
+};
+
+AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
+  AccuracyPoint ap;
+  ModelPoint& mp = ap.mp;
+  mp = model_point_without_data(s, Mode::Train);
+  mp.dataset = set.name;
+  const int image_size = s.has("image-size") ? static_cast<int>(s.integer("image-size")) : set.train.height;
+  mp.sample = {1, set.train.channels, image_size, image_size};
+  mp.classes = set.train.classes;
+  ap.epochs = static_cast<int>(s.integer("epochs"));
+  ap.test_batch = s.has("test-batch") ? static_cast<int>(s.integer("test-batch")) : mp.batch;
+  if (s.has("preset")) ap.preset = s.str("preset");
+  ap.lr_schedule = s.str("lr-schedule");
+  ap.lr_step = static_cast<long>(s.integer("lr-step"));
+  ap.eval_every = static_cast<long>(s.integer("eval-every"));
+  ap.shuffle = !s.flag("no-shuffle");
+  ap.augment = s.flag("augment");
+  ap.cache = s.flag("cache");
+  ap.prefetch = static_cast<int>(s.integer("prefetch"));
+  return ap;
+}
+
+// The gradient synchronization of real-data training: the mean gradient of the global batch
+// (each rank's batch-mean gradient weighted by its share of the images; a rank without images
+// this step contributes zero), then the optimizer. The loss judged for divergence is the global
+// one, so every rank stops at the same step.
+class MeanOverRanks : public GradientSync {
+ public:
+  MeanOverRanks(Backend& backend, Optimizer& optimizer, std::size_t count, MPI_Comm comm)
+      : backend_(backend), optimizer_(optimizer), count_(count), comm_(comm) {
+    MPI_Comm_size(comm, &size_);
+  }
+  double wait(Network& net, const StepStats& local) override {
+    double mine[3] = {local.loss * double(local.images), double(local.correct), double(local.images)};
+    std::copy(mine, mine + 3, sums_);
+    if (size_ > 1) MPI_Allreduce(mine, sums_, 3, MPI_DOUBLE, MPI_SUM, comm_);
+    if (!std::isfinite(sums_[0])) return sums_[0];
+    if (size_ > 1) {
+      if (local.images > 0) grads_ = net.get_grads();
+      else grads_.assign(count_, 0.0f);
+      const float weight = static_cast<float>(double(local.images) / sums_[2]);
+      for (float& g : grads_) g *= weight;
+      MPI_Allreduce(MPI_IN_PLACE, grads_.data(), static_cast<int>(count_), MPI_FLOAT, MPI_SUM, comm_);
+      backend_.copy_to_device(net.grads(), grads_.data(), count_ * sizeof(float));
+    }
+    return sums_[0] / sums_[2];
+  }
+  void update(float* params, Network& net) override { optimizer_.step(params, net.grads()); }
+  // The last step over all ranks: loss x images, correct, images.
+  const double* sums() const { return sums_; }
+
+ private:
+  Backend& backend_;
+  Optimizer& optimizer_;
+  std::size_t count_;
+  MPI_Comm comm_;
+  int size_ = 1;
+  double sums_[3] = {0, 0, 0};
+  std::vector<float> grads_;
+};
+
+// Everything a point records per epoch and per --eval-every evaluation.
+struct EpochSeries {
+  std::vector<double> train_loss, train_acc, test_loss, test_acc, epoch_time, test_time, load_wait;
+  std::vector<double> eval_step, eval_loss, eval_acc;
+  long steps = 0, diverged_step = -1;
+  bool diverged() const { return diverged_step >= 0; }
+};
+
+// One point's training state on this rank: the data pipelines, the networks, the optimizer and
+// the loop. The main network of the full batch owns the parameters; the short last batch runs on
+// a network of its size with main's parameters and running statistics.
+class AccuracyRun {
+ public:
+  AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph, MPI_Comm comm);
+  EpochSeries train();
+
+ private:
+  data::PipelineOptions pipeline(bool training) const;
+  void run_epoch(int epoch, EpochSeries& s);
+  void step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds);
+  void evaluate_every(EpochSeries& s, double& eval_seconds);
+
+  const AccuracyPoint& ap_;
+  const LoadedData& data_;
+  Backend& backend_;
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  data::BatchLoader loader_;
+  Evaluator evaluator_;
+  NetworkSet nets_;
+  Network& main_;
+  Optimizer optimizer_;
+  MeanOverRanks sync_;
+  TrainingLoop loop_;
+  long steps_per_epoch_ = 0;
+};
+
+data::PipelineOptions AccuracyRun::pipeline(bool training) const {
+  data::PipelineOptions pipe;
+  pipe.out_size = ap_.mp.sample.h;
+  pipe.cache = ap_.cache;
+  pipe.prefetch = ap_.prefetch;
+  pipe.seed = ap_.mp.seed;
+  pipe.augment = training && ap_.augment;
+  return pipe;
+}
+
+AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph,
+                         MPI_Comm comm)
+    : ap_(ap),
+      data_(data),
+      backend_(backend),
+      comm_(comm),
+      loader_(data.set.train, data.norm, pipeline(true)),
+      evaluator_(backend, graph, network_options(ap.mp, ap.test_batch, Mode::Infer), data.set.test, data.norm,
+                 pipeline(false), ap.test_batch, comm),
+      nets_(backend, graph, network_options(ap.mp, ap.mp.batch, Mode::Train)),
+      main_(nets_.get(ap.mp.batch)),
+      optimizer_(backend, main_.param_count(), ap.mp.optimizer),
+      sync_(backend, optimizer_, main_.param_count(), comm),
+      loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL}, &sync_) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  steps_per_epoch_ = static_cast<long>(data::steps_per_epoch(data.set.train.size(), ap.mp.batch, size_));
+}
+
+void AccuracyRun::evaluate_every(EpochSeries& s, double& eval_seconds) {
+  if (ap_.eval_every <= 0 || s.steps % ap_.eval_every != 0) return;
+  const Evaluation e = evaluator_.run(main_.get_params(), main_.get_buffers());
+  eval_seconds += e.seconds;
+  s.eval_step.push_back(double(s.steps));
+  s.eval_loss.push_back(e.loss);
+  s.eval_acc.push_back(e.acc);
+}
+
+void AccuracyRun::step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds) {
+  Network* net = &main_;
+  if (b.size > 0) {
+    net = &nets_.get(b.size);
+    if (net != &main_) {  // the short last batch: main's parameters and running statistics
+      net->set_params(main_.get_params());
+      net->set_buffers(main_.get_buffers());
+    }
+  }
+  const long total_steps = steps_per_epoch_ * ap_.epochs;
+  optimizer_.set_lr(scheduled_lr(ap_.lr_schedule, ap_.mp.optimizer.lr, s.steps, steps_per_epoch_, total_steps, ap_.lr_step));
+  const StepResult r = loop_.step(*net, {b.images.data(), b.labels.data(), b.size}, &main_);
+  if (b.size > 0 && net != &main_) main_.set_buffers(net->get_buffers());  // its statistics update counts too
+  ++s.steps;
+  if (r.diverged) {
+    s.diverged_step = s.steps;
+    return;
+  }
+  for (int i = 0; i < 3; ++i) epoch_sums[i] += sync_.sums()[i];
+  evaluate_every(s, eval_seconds);
+}
+
+void AccuracyRun::run_epoch(int epoch, EpochSeries& s) {
+  const data::ImageSet& train = data_.set.train;
+  const auto t0 = Clock::now();
+  double waited = 0, eval_seconds = 0;
+  double sums[3] = {0, 0, 0};  // loss x images, correct, images (all ranks)
+  loader_.start_epoch(static_cast<std::uint64_t>(epoch),
+                      data::rank_batches(data::epoch_order(train.size(), ap_.mp.seed, epoch, ap_.shuffle), ap_.mp.batch,
+                                         rank_, size_));
+  for (long k = 0; k < steps_per_epoch_ && !s.diverged(); ++k) {
+    double w = 0;
+    const data::Batch b = loader_.next(&w);
+    waited += w;
+    step(b, s, sums, eval_seconds);
+  }
+  backend_.synchronize();
+  double seconds = since(t0) - eval_seconds;
+  if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  s.epoch_time.push_back(seconds);
+  s.load_wait.push_back(waited);
+  if (s.diverged()) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    s.train_loss.push_back(nan);
+    s.train_acc.push_back(sums[2] > 0 ? 100.0 * sums[1] / sums[2] : nan);
+    s.test_loss.push_back(nan);
+    s.test_acc.push_back(nan);
+    s.test_time.push_back(0.0);
+    return;
+  }
+  s.train_loss.push_back(sums[0] / sums[2]);
+  s.train_acc.push_back(100.0 * sums[1] / sums[2]);
+  const Evaluation e = evaluator_.run(main_.get_params(), main_.get_buffers());
+  s.test_loss.push_back(e.loss);
+  s.test_acc.push_back(e.acc);
+  s.test_time.push_back(e.seconds);
+}
+
+EpochSeries AccuracyRun::train() {
+  EpochSeries s;
+  for (int epoch = 0; epoch < ap_.epochs && !s.diverged(); ++epoch) run_epoch(epoch, s);
+  return s;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+
+Array make_array(const char* name, const char* unit, const std::vector<double>& values) {
+  return Array{name, unit, {values.size()}, values};
+}
+
+void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) {
+  out.arrays.push_back(make_array("epoch_train_loss", "", s.train_loss));
+  out.arrays.push_back(make_array("epoch_train_acc", "%", s.train_acc));
+  out.arrays.push_back(make_array("epoch_test_loss", "", s.test_loss));
+  out.arrays.push_back(make_array("epoch_test_acc", "%", s.test_acc));
+  out.arrays.push_back(make_array("epoch_time_s", "s", s.epoch_time));
+  out.arrays.push_back(make_array("epoch_test_time_s", "s", s.test_time));
+  out.arrays.push_back(make_array("epoch_load_wait_s", "s", s.load_wait));
+  if (!evaluations) return;
+  out.arrays.push_back(make_array("eval_step", "", s.eval_step));
+  out.arrays.push_back(make_array("eval_test_loss", "", s.eval_loss));
+  out.arrays.push_back(make_array("eval_test_acc", "%", s.eval_acc));
+}
+
+// The data set and the real-data settings of a point.
+void set_data_fields(Record& r, const AccuracyPoint& ap, const LoadedData& data) {
+  r.set("data_dir", data.set.dir);
+  r.set("data_format", data.set.format);
+  r.set("train_size", static_cast<std::int64_t>(data.set.train.size()));
+  r.set("test_size", static_cast<std::int64_t>(data.set.test.size()));
+  r.set("preset", ap.preset);
+  r.set("lr_schedule", ap.lr_schedule);
+  r.set("lr_step", static_cast<std::int64_t>(ap.lr_step));
+  r.set("epochs", std::int64_t{ap.epochs});
+  r.set("augment", std::int64_t{ap.augment ? 1 : 0});
+  r.set("cache", std::int64_t{ap.cache ? 1 : 0});
+  r.set("prefetch", std::int64_t{ap.prefetch});
+  r.set("test_batch", std::int64_t{ap.test_batch});
+  r.set("test_eval", std::string("inference"));  // batch-norm models too: running statistics
+  r.set("data_load_s", data.load_s);
+}
+
+// Accuracy and time of the finished (or diverged) training.
+void set_epoch_fields(Record& r, const EpochSeries& s, std::size_t train_size) {
+  const int done = s.diverged() ? static_cast<int>(s.epoch_time.size()) - 1 : static_cast<int>(s.epoch_time.size());
+  double train_total = 0, wait_total = 0;
+  for (double t : s.epoch_time) train_total += t;
+  for (double t : s.load_wait) wait_total += t;
+  r.set("epochs_done", std::int64_t{done});
+  r.set("steps", static_cast<std::int64_t>(s.diverged() ? s.diverged_step - 1 : s.steps));
+  r.set("diverged_step", static_cast<std::int64_t>(s.diverged_step));
+  r.set("train_loss", s.train_loss.back());
+  r.set("train_acc", s.train_acc.back());
+  r.set("test_loss", s.test_loss.back());
+  r.set("test_acc", s.test_acc.back());
+  r.set("epoch_s", median_of(s.epoch_time));
+  r.set("test_s", s.test_time.back());
+  r.set("train_time_s", train_total);
+  r.set("load_wait_s", wait_total);
+  r.set("img_per_s", train_total > 0 ? double(train_size) * done / train_total : 0.0);
+}
+
+ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& libraries, const LoadedData& data) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const Graph graph = build_point_graph(ap.mp, true);
+  std::unique_ptr<Backend> backend = make_point_backend(ap.mp, libraries);
+  AccuracyRun run(ap, data, *backend, graph, comm);
+  const EpochSeries s = run.train();
+
+  ResultPoint out;
+  add_epoch_arrays(out, s, ap.eval_every > 0);
+  double rss = peak_rss_mib(), max_rss = 0;
+  MPI_Reduce(&rss, &max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  if (rank != 0) return out;
+
+  Record& r = out.record;
+  set_model_fields(r, "hpcnn-train", ap.mp, *backend, graph, size);
+  r.set("mode", std::string("train"));
+  set_optimizer_fields(r, ap.mp);
+  set_data_fields(r, ap, data);
+  set_epoch_fields(r, s, data.set.train.size());
+  r.set("peak_rss_mib", max_rss);
+  if (s.diverged()) {
+    out.status = PointStatus::Diverged;
+    out.status_reason = "diverged: loss NaN or Inf at step " + std::to_string(s.diverged_step) + " (epoch " +
+                        std::to_string(s.epoch_time.size()) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+float scheduled_lr(const std::string& schedule, float base, long step, long steps_per_epoch, long total_steps,
+                   long step_epochs) {
+  if (schedule == "step") {
+    const long epoch = steps_per_epoch > 0 ? step / steps_per_epoch : 0;
+    return static_cast<float>(base * std::pow(0.1, double(epoch / std::max(1L, step_epochs))));
+  }
+  if (schedule == "cosine" && total_steps > 0)
+    return static_cast<float>(0.5 * base * (1.0 + std::cos(M_PI * double(step) / double(total_steps))));
+  return base;
+}
+
+bool wants_accuracy_suite(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    for (const char* name : {"--data", "--preset", "--epochs"})
+      if (a == name || a.rfind(std::string(name) + "=", 0) == 0) return true;
+  }
+  return false;
+}
+
+int run_accuracy_suite(const char* program, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (preset_list_requested(args)) {
+    if (is_root_rank()) print_list();
+    return 0;
+  }
+  args = expand_accuracy_args(args);
+  std::vector<char*> ptrs;
+  for (std::string& a : args) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
+
+  auto loaded = std::make_shared<std::unique_ptr<LoadedData>>();
+  SuiteDef def;
+  def.program = program;
+  def.summary =
+      "Training on a real data set (--data): per epoch the training loss and accuracy, the test loss and\n"
+      "accuracy (inference mode, whole test set), the epoch time and the test time. Lists sweep (batch, lr,\n"
+      "epochs, optimizer, seed); a point whose loss becomes NaN or Inf is recorded as diverged and the sweep\n"
+      "goes on. Data sets: MNIST/Fashion-MNIST idx files (gzipped or not), CIFAR-10/100 binary files.";
+  def.options = accuracy_options();
+  def.live_columns = {"model", "backend", "dataset", "batch", "lr", "optimizer", "epochs", "seed",
+                      "train_acc", "test_acc", "epoch_s", "test_s"};
+  def.print_list = print_list;
+  def.validate = [](const Options& o) {
+    validate_model_names(o);
+    data::locate_dataset(o.str("data"));  // a missing data set is a usage error, before any work
+  };
+  def.run_point = [loaded](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+    if (!*loaded) {
+      auto d = std::make_unique<LoadedData>();
+      const auto t0 = Clock::now();
+      d->set = data::load_dataset(o.str("data"));
+      if (o.has("train-limit")) d->set.train.truncate(static_cast<std::size_t>(o.integer("train-limit")));
+      if (o.has("test-limit")) d->set.test.truncate(static_cast<std::size_t>(o.integer("test-limit")));
+      d->norm = data::channel_stats(d->set.train);
+      d->load_s = since(t0);
+      *loaded = std::move(d);
+    }
+    return run_point(accuracy_point(PointSettings(o, p), (*loaded)->set), comm, libs, **loaded);
+  };
+  return run_suite(def, static_cast<int>(args.size()), ptrs.data());
+}
+
+}  // namespace hpcnn

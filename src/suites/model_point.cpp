@@ -1,0 +1,255 @@
+#include "suites/model_point.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "config.h"
+#include "engine/errors.hpp"
+#include "engine/network.hpp"
+#include "harness/point_error.hpp"
+#include "harness/synthetic_data.hpp"
+
+namespace hpcnn {
+
+std::vector<OptionSpec> model_options(Mode mode) {
+  std::vector<OptionSpec> specs = {
+      {"model", OptType::String, true, "lenet5", "LIST", "models (see --list)"},
+      {"backend", OptType::String, true, "dnnl", "LIST", "compute backends (see --list)"},
+      {"dataset", OptType::Choice, true, "cifar10", "LIST", "synthetic data of this data set's shape",
+       kDatasetChoices},
+      {"batch", OptType::Int, true, "64", "LIST", "images per iteration and rank", {}, 1, 1 << 20},
+      {"threads", OptType::Threads, true, "default", "LIST",
+       "threads of the compute library; 'default' leaves the library's choice", {}, 1, 4096},
+      {"image-size", OptType::Int, false, "", "N",
+       "input height and width (default: the data set's, or the model's native size)", {}, 1, 4096},
+      {"act", OptType::Choice, true, "relu", "LIST", "activation of lenet5", "relu|tanh"},
+      {"precision", OptType::Choice, true, "fp32", "LIST",
+       "arithmetic (GPU backends): fp32, tf32 (tensor-core TF32 in conv/gemm), bf16 (BF16 activations, FP32 master "
+       "weights); CPU backends run fp32 only",
+       "fp32|tf32|bf16"},
+      {"cudnn-benchmark", OptType::Flag, false, "", "", "cuda: choose cuDNN algorithms by timing them (else heuristics)"},
+      {"layout", OptType::Choice, false, "auto", "NAME",
+       "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
+      {"fusion", OptType::Choice, true, "on", "LIST",
+       "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, and in inference a batch "
+       "norm is folded into the conv before it, where the backend can (dnnl, cuda); off: every layer its own "
+       "operator (the per-layer profile of E9)",
+       "on|off"},
+  };
+  if (mode == Mode::Train) {
+    specs.push_back({"optimizer", OptType::Choice, true, "sgd", "LIST", "optimizer", "sgd|adam"});
+    specs.push_back({"lr", OptType::Float, true, "0.01", "LIST", "learning rate", {}, 0, 1e6});
+    specs.push_back({"momentum", OptType::Float, false, "0.9", "X", "SGD momentum", {}, 0, 1});
+    specs.push_back({"weight-decay", OptType::Float, false, "0", "X", "L2 weight decay", {}, 0, 1e6});
+  }
+  return specs;
+}
+
+std::vector<OptionSpec> timing_options() {
+  return {
+      {"iters", OptType::Int, false, "100", "N", "timed iterations per point", {}, 1, 1e9},
+      {"warmup", OptType::Int, false, "10", "N", "untimed warm-up iterations per point", {}, 0, 1e9},
+      {"seed", OptType::Int, false, "1", "N", "seed of initialization and synthetic data", {}, 0, 9.0e18},
+  };
+}
+
+void print_model_list() {
+  std::printf("models (parameters for 3x32x32 input, or the native size, and 10 classes):\n");
+  for (const ModelInfo& m : models()) {
+    ModelConfig c;
+    const int size = m.native_image_size ? m.native_image_size : 32;
+    c.input = {1, 3, size, size};
+    const Graph g = build_model(m.name, c);
+    std::printf("  %-16s %12zu  %s\n", m.name.c_str(), g.param_count(), m.description.c_str());
+  }
+  std::printf("backends:\n");
+  // The thread limit is shown so that a user (and tests/cli_bad_input.sh) can see what --threads allows.
+  for (const BackendInfo& b : backends()) {
+    std::string limit;
+    if (b.max_threads.at_most > 0) limit.append(" [--threads at most ").append(std::to_string(b.max_threads.at_most)).append("]");
+    std::printf("  %-16s %s%s\n", b.name.c_str(), b.description.c_str(), limit.c_str());
+  }
+  std::printf("datasets (synthetic shapes): %s\n", kDatasetChoices);
+  std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);
+}
+
+void validate_model_names(const Options& o) {
+  for (const std::string& m : o.values("model")) find_model(m);
+  for (const std::string& b : o.values("backend")) {
+    const BackendInfo* found = nullptr;
+    std::string available;
+    for (const BackendInfo& info : backends()) {
+      if (info.name == b) found = &info;
+      available.append(available.empty() ? "" : ", ").append(info.name);
+    }
+    if (!found) throw UsageError(std::string("--backend: unknown backend '") + b + "' (available: " + available + ")");
+    // Every --threads x --backend pair, here rather than in the point: a count the library cannot
+    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
+    for (const std::string& t : o.values("threads"))
+      if (t != "default") check_thread_limit(*found, std::stoi(t));
+  }
+  // GPU-only settings, before any work: every point of the sweep combines every backend with them.
+  for (const std::string& b : o.values("backend")) {
+    bool gpu = false;
+    for (const BackendInfo& info : backends()) gpu = gpu || (info.name == b && info.gpu);
+    if (gpu) continue;
+    for (const std::string& p : o.values("precision"))
+      if (p != "fp32")
+        throw UsageError("--precision " + p + ": backend '" + b + "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
+    if (o.flag("cudnn-benchmark")) throw UsageError("--cudnn-benchmark: backend '" + b + "' is not a GPU backend");
+    if (o.str("layout") != "auto") throw UsageError("--layout " + o.str("layout") + ": backend '" + b + "' is not a GPU backend");
+  }
+}
+
+namespace {
+
+Precision precision_of(const std::string& name) {
+  return name == "bf16" ? Precision::Bf16 : name == "tf32" ? Precision::Tf32 : Precision::Fp32;
+}
+
+}  // namespace
+
+ModelPoint model_point_without_data(const PointSettings& s, Mode mode) {
+  ModelPoint mp;
+  mp.mode = mode;
+  mp.model = s.str("model");
+  mp.backend = s.str("backend");
+  mp.batch = static_cast<int>(s.integer("batch"));
+  mp.threads = static_cast<int>(s.integer("threads"));
+  mp.settings.precision = precision_of(s.str("precision"));
+  mp.settings.cudnn_benchmark = s.flag("cudnn-benchmark");
+  mp.settings.layout = s.str("layout");
+  mp.fuse_relu = s.str("fusion") == "on";
+  mp.act = s.str("act") == "tanh" ? Activation::Tanh : Activation::Relu;
+  mp.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  if (mode == Mode::Train) {
+    mp.lr = s.real("lr");
+    mp.momentum = s.real("momentum");
+    mp.weight_decay = s.real("weight-decay");
+    mp.optimizer.kind = s.str("optimizer");
+    mp.optimizer.lr = static_cast<float>(mp.lr);
+    mp.optimizer.momentum = static_cast<float>(mp.momentum);
+    mp.optimizer.weight_decay = static_cast<float>(mp.weight_decay);
+  }
+  return mp;
+}
+
+ModelPoint model_point(const PointSettings& s, Mode mode) {
+  ModelPoint mp = model_point_without_data(s, mode);
+  mp.dataset = s.str("dataset");
+  const DatasetShape ds = dataset_shape(mp.dataset);
+  const ModelInfo& info = find_model(mp.model);
+  int size = ds.sample.h;
+  if (s.has("image-size")) size = static_cast<int>(s.integer("image-size"));
+  else if (info.native_image_size) size = info.native_image_size;  // alexnet: resized to 64x64
+  mp.sample = {1, ds.sample.c, size, size};
+  mp.classes = ds.classes;
+  mp.iters = static_cast<int>(s.integer("iters"));
+  mp.warmup = static_cast<int>(s.integer("warmup"));
+  return mp;
+}
+
+std::uint64_t rank_data_seed(std::uint64_t seed, int rank) { return seed + 7919ull * static_cast<std::uint64_t>(rank); }
+
+const char* activation_name(Activation a) { return a == Activation::Tanh ? "tanh" : "relu"; }
+
+Graph build_point_graph(const ModelPoint& mp, bool with_loss) {
+  ModelConfig mc;
+  mc.input = mp.sample;
+  mc.classes = mp.classes;
+  mc.act = mp.act;
+  mc.loss = with_loss;
+  return build_model(mp.model, mc);
+}
+
+std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries) {
+  // A backend this build has but this machine cannot run (cuda without a GPU): the point is
+  // skipped, with the reason, and the sweep goes on.
+  for (const BackendInfo& info : backends())
+    if (info.name == mp.backend && info.unavailable) {
+      const std::string why = info.unavailable();
+      if (!why.empty())
+        throw StatusError(PointStatus::Skipped, "skipped: backend '" + mp.backend + "' cannot run here: " + why);
+    }
+  std::unique_ptr<Backend> backend = make_backend(mp.backend);
+  backend->configure(mp.settings);
+  backend->set_threads(mp.threads);
+  for (const auto& lib : backend->versions()) {
+    bool seen = false;
+    for (const auto& have : libraries) seen = seen || have.first == lib.first;
+    if (!seen) libraries.push_back(lib);
+  }
+  return backend;
+}
+
+NetworkOptions network_options(const ModelPoint& mp, int batch, Mode mode) {
+  NetworkOptions no;
+  no.batch = batch;
+  no.mode = mode;
+  no.seed = mp.seed;
+  no.fuse_relu = mp.fuse_relu;
+  return no;
+}
+
+void set_settings_fields(Record& r, const ModelPoint& mp) {
+  r.set("precision", std::string(precision_name(mp.settings.precision)));
+  r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
+  r.set("layout", mp.settings.layout);
+  r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
+  r.set("act", std::string(activation_name(mp.act)));
+}
+
+void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,
+                      const Graph& graph, int ranks) {
+  r.set("suite", std::string(suite));
+  r.set("model", mp.model);
+  r.set("backend", mp.backend);
+  r.set("dataset", mp.dataset);
+  r.set("batch", std::int64_t{mp.batch});
+  r.set("threads", std::int64_t{backend.threads()});
+  r.set("ranks", std::int64_t{ranks});
+  r.set("image_size", std::int64_t{mp.sample.h});
+  r.set("classes", std::int64_t{mp.classes});
+  r.set("params", static_cast<std::int64_t>(graph.param_count()));
+  r.set("seed", static_cast<std::int64_t>(mp.seed));
+  set_settings_fields(r, mp);
+}
+
+void set_iteration_settings(Record& r, const ModelPoint& mp) {
+  r.set("iters", std::int64_t{mp.iters});
+  r.set("warmup", std::int64_t{mp.warmup});
+}
+
+void set_optimizer_fields(Record& r, const ModelPoint& mp) {
+  r.set("optimizer", mp.optimizer.kind);
+  r.set("lr", mp.lr);
+  r.set("momentum", mp.momentum);
+  r.set("weight_decay", mp.weight_decay);
+}
+
+void set_gpu_fields(Record& r, const Backend& backend, const GpuFigures& e, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int gpu = backend.is_gpu() ? 1 : 0, any = 0;
+  MPI_Allreduce(&gpu, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (!any) return;
+  const double mine[2] = {static_cast<double>(backend.peak_device_bytes()) / (1 << 20), e.used_mib};
+  double most[2] = {0, 0};
+  MPI_Reduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+  // Energy: every rank's own GPU; -1 from any rank means unknown for the job.
+  const bool known = e.start_j >= 0 && e.end_j >= e.start_j;
+  const double joules[2] = {known ? e.end_j - e.start_j : 0.0, known ? 0.0 : 1.0};
+  double sum[2] = {0, 0};
+  MPI_Reduce(joules, sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
+  if (rank != 0) return;
+  r.set("gpu_peak_mib", most[0]);
+  r.set("gpu_used_mib", most[1]);
+  if (sum[1] > 0 || e.seconds <= 0) return;
+  r.set("gpu_energy_j", sum[0]);
+  if (e.images > 0) r.set("joules_per_image", sum[0] / e.images);
+  r.set("gpu_power_w", sum[0] / e.seconds);
+}
+
+}  // namespace hpcnn

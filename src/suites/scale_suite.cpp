@@ -1,0 +1,547 @@
+#include "suites/scale_suite.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/exchange.hpp"
+#include "engine/errors.hpp"
+#include "engine/network.hpp"
+#include "harness/main_wrapper.hpp"
+#include "harness/rank_series.hpp"
+#include "harness/provenance.hpp"
+#include "harness/resources.hpp"
+#include "harness/suite_runner.hpp"
+#include "harness/synthetic_data.hpp"
+#include "harness/training_loop.hpp"
+#include "suites/model_point.hpp"
+#include "suites/preflight.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+// Default bucket size. Progress of non-blocking MPI on a single-threaded rank happens only inside
+// MPI calls, i.e. when backward reports a bucket; smaller buckets give more such points (and
+// start communicating earlier) at the cost of more messages. See docs/PERFORMANCE.md.
+constexpr const char* kDefaultBucketMb = "4";
+
+std::vector<OptionSpec> scale_options() {
+  std::vector<OptionSpec> specs = model_options(Mode::Train);
+  const std::vector<OptionSpec> extra = {
+      {"exchange", OptType::String, true, "ring", "LIST", "gradient exchange schemes (see --list)"},
+      {"bucket-mb", OptType::Float, true, kDefaultBucketMb, "LIST",
+       "gradient bucket size in MiB (0: one bucket with every gradient)", {}, 0, 1e6},
+      {"ps-servers", OptType::Int, false, "1", "K", "parameter-server ranks (the last K) for ps-sync/ps-async", {}, 1, 1e6},
+      {"scaling", OptType::Choice, true, "weak", "LIST",
+       "weak: --batch per worker; strong: --batch is the global batch, split over the workers", "weak|strong"},
+      {"baseline", OptType::Flag, false, "", "",
+       "measure the 1-rank figure first (rank 0 alone, same settings) for the efficiency column"},
+      {"baseline-file", OptType::String, false, "", "FILE",
+       "read the 1-rank figure from this result file (a ranks=1 point of the same model, backend, data set and batch)"},
+      {"preflight", OptType::Flag, false, "", "",
+       "check every rank (host, local rank, GPU and bus id, --backend, NCCL, CUDA-aware MPI), print one table and "
+       "exit: 0 when every check that could run passed, 1 otherwise; no timing, no result file"},
+  };
+  specs.insert(specs.end(), extra.begin(), extra.end());
+  const std::vector<OptionSpec> timing = timing_options(), output = output_options();
+  specs.insert(specs.end(), timing.begin(), timing.end());
+  specs.insert(specs.end(), output.begin(), output.end());
+  return specs;
+}
+
+void print_list() {
+  print_model_list();
+  std::printf("exchange schemes (--exchange):\n");
+  for (const ExchangeInfo& e : exchanges()) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
+}
+
+// Names only: what --preflight needs (it reports what works instead of refusing combinations).
+void validate_names(const Options& o) {
+  validate_model_names(o);
+  for (const std::string& e : o.values("exchange")) find_exchange(e);
+}
+
+void validate(const Options& o) {
+  validate_names(o);
+  // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
+  // through choose_exchange_memory). A backend that cannot be created here fails in its point.
+  for (const std::string& e : o.values("exchange")) {
+    const ExchangeInfo& scheme = find_exchange(e);
+    if (scheme.access != BufferAccess::Device) continue;
+    for (const std::string& b : o.values("backend")) {
+      std::unique_ptr<Backend> backend;
+      try {
+        backend = make_backend(b);
+      } catch (const std::exception&) {
+        continue;
+      }
+      choose_exchange_memory(scheme, *backend);
+    }
+  }
+  if (o.flag("baseline") && o.has("baseline-file"))
+    throw UsageError("--baseline and --baseline-file: give one of them");
+}
+
+// Test-only fault injection: HPCNN_TEST_EXIT_AT=RANK:ITER makes that world rank leave abruptly
+// (_exit, no MPI_Finalize) at the start of that iteration, as a crashed node would. The test
+// (tests/scale_suite.sh) checks that the job then ends with an error instead of hanging.
+void maybe_exit_for_test(int world_rank, int iteration) {
+  static const char* spec = std::getenv("HPCNN_TEST_EXIT_AT");
+  if (!spec) return;
+  int r = -1, k = -1;
+  if (std::sscanf(spec, "%d:%d", &r, &k) == 2 && r == world_rank && k == iteration) {
+    std::fprintf(stderr, "hpcnn-scale: rank %d exits at iteration %d (HPCNN_TEST_EXIT_AT)\n", r, k);
+    std::fflush(stderr);
+    _exit(3);
+  }
+}
+
+// A point of hpcnn-scale, in types.
+struct ScalePoint {
+  ModelPoint mp;  // mp.batch: per worker
+  const ExchangeInfo* scheme = nullptr;
+  int servers = 0, workers = 1;
+  bool strong = false;
+  int global_batch = 0;
+  int baseline_batch = 0;  // what one rank alone runs for the efficiency's denominator
+  double bucket_mb = 0;
+  bool measure_baseline = false;
+  std::string baseline_file;  // --baseline-file, or empty
+  bool synchronous() const { return scheme->name != "ps-async"; }
+};
+
+ScalePoint scale_point(const PointSettings& s, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  ScalePoint sp;
+  sp.mp = model_point(s, Mode::Train);
+  sp.scheme = &find_exchange(s.str("exchange"));
+  sp.servers = sp.scheme->parameter_server ? static_cast<int>(s.integer("ps-servers")) : 0;
+  sp.workers = size - sp.servers;
+  if (sp.workers < 1)
+    throw UsageError("--ps-servers " + std::to_string(sp.servers) + ": leaves no worker among " + std::to_string(size) + " ranks");
+  sp.strong = s.str("scaling") == "strong";
+  const int batch = sp.mp.batch;
+  if (sp.strong && batch % sp.workers != 0)
+    throw UsageError("--scaling strong: --batch " + std::to_string(batch) + " does not divide over " +
+                     std::to_string(sp.workers) + " workers");
+  sp.global_batch = sp.strong ? batch : batch * sp.workers;
+  if (sp.strong) sp.mp.batch = batch / sp.workers;
+  sp.baseline_batch = sp.strong ? sp.global_batch : sp.mp.batch;
+  sp.bucket_mb = s.real("bucket-mb");
+  sp.measure_baseline = s.flag("baseline");
+  if (s.has("baseline-file")) sp.baseline_file = s.str("baseline-file");
+  return sp;
+}
+
+// The communication a synchronous step really exposes. Iterations start together (a barrier),
+// so the worker that finishes load + forward + backward last is the step's critical path: what it
+// then waits for is communication not hidden behind its backward. The others' waits also contain
+// the time they wait for that slowest worker (imbalance), which is not communication. Per
+// iteration: the wait of the worker with the latest backward end; the median over iterations.
+// Arrays are [workers][iterations].
+double exposed_comm_median(const PhaseArrays& a) {
+  const Array &load = a.load, &forward = a.forward, &backward = a.backward, &wait = a.comm_wait;
+  if (wait.dims.size() != 2 || wait.data.empty()) return 0.0;
+  const std::size_t workers = wait.dims[0], n = wait.dims[1];
+  std::vector<double> exposed;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::size_t last = 0;
+    double latest = -1;
+    for (std::size_t w = 0; w < workers; ++w) {
+      const std::size_t i = w * n + k;
+      const double end = load.data[i] + forward.data[i] + backward.data[i];
+      if (end > latest) {
+        latest = end;
+        last = w;
+      }
+    }
+    exposed.push_back(wait.data[last * n + k]);
+  }
+  return compute_stats(exposed).median;
+}
+
+// The exchange scheme as the training loop's gradient synchronization: buckets start as backward
+// finishes them, the wait is the comm_wait phase, and the scheme applies the update (the
+// optimizer after an allreduce; the weights that came back from a parameter server).
+class ExchangeSync : public GradientSync {
+ public:
+  ExchangeSync(Exchange& exchange, const GradientBuckets& buckets, bool synchronous)
+      : exchange_(exchange), buckets_(buckets), synchronous_(synchronous) {}
+  // Synchronous schemes align iterations (outside the timed region); async workers run free.
+  void before_step() override {
+    if (synchronous_) MPI_Barrier(exchange_.workers());
+  }
+  const GradientBuckets* buckets() const override { return &buckets_; }
+  void on_bucket(int b, Network& net) override {
+    // No synchronize here: each exchange orders its reads after the backend's kernels itself
+    // (nccl on the device, the others by synchronizing when the memory is the device's).
+    exchange_.start_bucket(b, net.params(), net.grads());
+    exchange_.progress();  // also advances the buckets already in flight
+  }
+  double wait(Network& net, const StepStats& local) override {
+    exchange_.wait(net.params(), net.grads());
+    return local.loss;
+  }
+  void update(float* params, Network& net) override { exchange_.update(params, net.grads()); }
+
+ private:
+  Exchange& exchange_;
+  const GradientBuckets& buckets_;
+  bool synchronous_;
+};
+
+// What one worker measured.
+struct WorkerTimes {
+  PhaseSeries phases;
+  Traffic traffic_timed;  // bytes over the timed iterations
+  double isolated_comm = -1;
+  float last_loss = 0;
+  std::string diverged;  // "diverged: loss nan at iteration k ...": the first non-finite loss, or empty
+};
+
+// Fault injection before each iteration; the traffic counters when the timed iterations start.
+class WorkerObserver : public LoopObserver {
+ public:
+  explicit WorkerObserver(Exchange* exchange) : exchange_(exchange) { MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_); }
+  void before_iteration(int k) override {
+    if (exchange_) maybe_exit_for_test(world_rank_, k);
+  }
+  void timed_start() override {
+    if (exchange_) before_ = exchange_->traffic();
+  }
+  Traffic before() const { return before_; }
+
+ private:
+  Exchange* exchange_;
+  int world_rank_ = 0;
+  Traffic before_;
+};
+
+// The same exchange with nothing to hide behind, for the overlap figure (median of 5).
+double isolated_comm_seconds(Exchange& exchange, Network& net) {
+  std::vector<double> alone;
+  for (int r = 0; r < 5; ++r) {
+    const double s = exchange.isolated_exchange_seconds(net.grads());
+    if (s < 0) break;
+    alone.push_back(s);
+  }
+  return alone.empty() ? -1 : compute_stats(alone).median;
+}
+
+// One worker's training through the training loop. exchange == nullptr: a lone rank (the
+// baseline), which applies the optimizer itself. A non-finite loss is noted and the loop goes on:
+// the other ranks (and the parameter servers) expect every step's exchange, so stopping one rank
+// would hang them; run_point turns the note into a `diverged` point on every rank together.
+WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, const GradientBuckets& buckets,
+                  Exchange* exchange, int worker_rank) {
+  const ModelPoint& mp = sp.mp;
+  Network net(backend, graph, network_options(mp, mp.batch, Mode::Train));  // same weights on every worker
+  const SyntheticData data(mp.sample, mp.classes, mp.batch, rank_data_seed(mp.seed, worker_rank));
+  std::unique_ptr<Optimizer> local;
+  std::unique_ptr<GradientSync> sync;
+  if (exchange) {
+    exchange->init(net.params());
+    sync = std::make_unique<ExchangeSync>(*exchange, buckets, sp.synchronous());
+  } else {
+    local = std::make_unique<Optimizer>(backend, net.param_count(), mp.optimizer);
+    sync = std::make_unique<LocalUpdate>(*local);
+  }
+  TrainingLoop loop(backend, {Mode::Train, mp.warmup, mp.iters, false, MPI_COMM_NULL}, sync.get());
+  WorkerObserver observer(exchange);
+  const PointError error =
+      loop.run(net, [&](int k) { return BatchView{data.images(k), data.labels(k), mp.batch}; }, &observer);
+  if (!error.none()) throw RuntimeError(error.reason);  // not the user's data: ends the job
+  WorkerTimes t;
+  t.phases = loop.series();
+  t.last_loss = loop.last_loss();
+  t.diverged = loop.divergence();
+  if (exchange) {
+    const Traffic after = exchange->traffic(), before = observer.before();
+    t.traffic_timed = {after.sent - before.sent, after.received - before.received};
+    t.isolated_comm = isolated_comm_seconds(*exchange, net);
+  }
+  return t;
+}
+
+// Images/s of one rank alone with the baseline batch, measured on rank 0 (the other ranks wait).
+double measure_baseline(ScalePoint sp, LibraryVersions& libraries, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  double img_per_s = 0;
+  if (rank == 0) {
+    sp.mp.batch = sp.baseline_batch;
+    const Graph graph = build_point_graph(sp.mp, true);
+    std::unique_ptr<Backend> backend = make_point_backend(sp.mp, libraries);
+    const GradientBuckets none(graph, 0);
+    // A diverging baseline still times the same arithmetic; the point itself reports the divergence.
+    const WorkerTimes t = train(sp, *backend, graph, none, nullptr, 0);
+    const double median = compute_stats(t.phases.iter).median;
+    img_per_s = median > 0 ? sp.baseline_batch / median : 0;
+  }
+  MPI_Bcast(&img_per_s, 1, MPI_DOUBLE, 0, comm);
+  return img_per_s;
+}
+
+// The 1-rank figure from a result file: the last point with ranks == 1 and the same model, backend,
+// data set and batch. Rank 0 reads; throws RuntimeError naming the file when there is none.
+double read_baseline(const std::string& path, const ModelPoint& mp, int batch, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  double img_per_s = -1;
+  std::string error;
+  if (rank == 0) {
+    try {
+      for (const ResultPoint& pt : read_result_file(path).points) {
+        const Record& r = pt.record;
+        if (r.number("ranks").value_or(0) == 1 && r.text("model") == mp.model && r.text("backend") == mp.backend &&
+            r.text("dataset") == mp.dataset && r.number("batch").value_or(0) == batch && r.number("img_per_s"))
+          img_per_s = *r.number("img_per_s");
+      }
+      if (img_per_s < 0)
+        error = path + ": no 1-rank point of " + mp.model + "/" + mp.backend + "/" + mp.dataset + " with batch " +
+                std::to_string(batch);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  int failed = !error.empty();
+  MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  if (failed) throw RuntimeError("--baseline-file: " + (rank == 0 ? error : std::string("unreadable")));
+  MPI_Bcast(&img_per_s, 1, MPI_DOUBLE, 0, comm);
+  return img_per_s;
+}
+
+// Efficiency's denominator, measured (or read) once per distinct 1-rank configuration; -1 without one.
+double baseline_for(const ScalePoint& sp, std::map<std::string, double>& baselines, LibraryVersions& libraries,
+                    MPI_Comm comm) {
+  if (!sp.measure_baseline && sp.baseline_file.empty()) return -1;
+  const ModelPoint& mp = sp.mp;
+  const std::string key = mp.model + "/" + mp.backend + "/" + mp.dataset + "/" + std::to_string(sp.baseline_batch) +
+                          "/" + std::to_string(mp.threads) + "/" + mp.optimizer.kind + "/" + activation_name(mp.act);
+  auto it = baselines.find(key);
+  if (it == baselines.end())
+    it = baselines
+             .emplace(key, sp.measure_baseline ? measure_baseline(sp, libraries, comm)
+                                               : read_baseline(sp.baseline_file, mp, sp.baseline_batch, comm))
+             .first;
+  return it->second;
+}
+
+ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const GradientBuckets& buckets, Backend& backend,
+                             MPI_Comm comm) {
+  ExchangeSetup setup;
+  setup.world = comm;
+  setup.servers = sp.servers;
+  setup.param_count = graph.param_count();
+  setup.buckets = &buckets;
+  setup.steps = sp.mp.warmup + sp.mp.iters;
+  setup.optimizer = sp.mp.optimizer;
+  setup.backend = &backend;
+  setup.memory = choose_exchange_memory(*sp.scheme, backend);  // UsageError: nccl with a CPU backend
+  return setup;
+}
+
+// Set-up failures that are not the user's (no GPU, NCCL refusing the placement) fail the point on
+// every rank together instead of aborting the job; a UsageError (bad --ps-servers) is the same on
+// every rank: exit 2.
+std::unique_ptr<Exchange> make_exchange(const ExchangeInfo& scheme, const ExchangeSetup& setup, MPI_Comm comm) {
+  std::unique_ptr<Exchange> exchange;
+  PointError error;
+  try {
+    exchange = scheme.make_exchange(setup);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    error = PointError::from(e);
+  }
+  agree_on_failure(comm, error);
+  return exchange;
+}
+
+// Variable-length gather of doubles to rank 0 of comm.
+std::vector<double> gather_all(const std::vector<double>& mine, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  int total = 0;
+  for (int r = 0; r < size && rank == 0; ++r) {
+    displs[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<double> all(static_cast<std::size_t>(total));
+  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm);
+  return all;
+}
+
+// Bytes per iteration of every rank (workers: timed iterations; servers: the whole run / steps),
+// the staleness of every push, and the largest peak RSS; gathered to rank 0.
+struct RankFigures {
+  Array sent{"bytes_sent_per_rank", "B", {}, {}}, received{"bytes_received_per_rank", "B", {}, {}};
+  std::vector<double> staleness;
+  double max_rss = 0;
+};
+
+RankFigures gather_rank_figures(Exchange& exchange, const WorkerTimes& t, const ModelPoint& mp, std::int64_t steps,
+                                MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const Traffic total = exchange.traffic();
+  const double per_step = static_cast<double>(std::max<std::int64_t>(steps, 1)), iters = mp.iters;
+  const std::vector<double> mine = exchange.is_worker()
+                                       ? std::vector<double>{t.traffic_timed.sent / iters, t.traffic_timed.received / iters}
+                                       : std::vector<double>{total.sent / per_step, total.received / per_step};
+  std::vector<double> traffic(2 * static_cast<std::size_t>(size));
+  MPI_Gather(mine.data(), 2, MPI_DOUBLE, traffic.data(), 2, MPI_DOUBLE, 0, comm);
+  RankFigures f;
+  f.staleness = gather_all(exchange.staleness(), comm);
+  double rss = peak_rss_mib();
+  MPI_Reduce(&rss, &f.max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  f.sent.dims = f.received.dims = {static_cast<std::size_t>(size)};
+  for (int r = 0; r < size; ++r) {
+    f.sent.data.push_back(traffic[2 * static_cast<std::size_t>(r)]);
+    f.received.data.push_back(traffic[2 * static_cast<std::size_t>(r) + 1]);
+  }
+  return f;
+}
+
+// Overlap = communication time hidden behind backward / total communication time, where the
+// total is the same step's exchange run alone (comm_s: every bucket started back to back and
+// waited for, median of 5, slowest worker) and the exposed part is what the step's critical path
+// still waits for after backward (comm_exposed_s, see exposed_comm_median):
+//   overlap = (comm_s - comm_exposed_s) / comm_s, clamped to [0, 1].
+// Parameter servers have no isolated exchange (their servers hold state), so no overlap there.
+void set_overlap_fields(Record& r, const PhaseArrays& phases, double isolated_comm) {
+  if (isolated_comm <= 0) return;
+  const double exposed = exposed_comm_median(phases);
+  r.set("comm_s", isolated_comm);
+  r.set("comm_exposed_s", exposed);
+  r.set("overlap", std::clamp((isolated_comm - exposed) / isolated_comm, 0.0, 1.0));
+}
+
+// The record of a scale point (rank 0).
+void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays& phases, const RankFigures& f,
+                      const WorkerTimes& t, ExchangeMemory memory, std::size_t buckets, double baseline) {
+  Record& r = out.record;
+  r.set("mode", std::string("train"));
+  r.set("exchange", sp.scheme->name);
+  r.set("exchange_memory", std::string(exchange_memory_name(memory)));
+  r.set("workers", std::int64_t{sp.workers});
+  r.set("ps_servers", std::int64_t{sp.servers});
+  r.set("scaling", std::string(sp.strong ? "strong" : "weak"));
+  r.set("global_batch", std::int64_t{sp.global_batch});
+  r.set("bucket_mb", sp.bucket_mb);
+  r.set("buckets", static_cast<std::int64_t>(buckets));
+  // Aggregate throughput: global images / the iteration time of the slowest worker (median over
+  // iterations of the per-iteration maximum over workers), not rank 0's rate times N.
+  const Stats it = set_phase_fields(r, phases);
+  const double img_per_s = it.median > 0 ? sp.global_batch / it.median : 0.0;
+  r.set("img_per_s", img_per_s);
+  set_overlap_fields(r, phases, t.isolated_comm);
+  r.set("bytes_sent", static_cast<std::int64_t>(*std::max_element(f.sent.data.begin(), f.sent.data.end())));
+  r.set("bytes_received", static_cast<std::int64_t>(*std::max_element(f.received.data.begin(), f.received.data.end())));
+  if (!f.staleness.empty()) {
+    const Stats st = compute_stats(f.staleness);
+    r.set("staleness_mean", st.mean);
+    r.set("staleness_max", st.max);
+  }
+  if (baseline > 0) {
+    r.set("baseline_img_per_s", baseline);
+    r.set("linear_img_per_s", baseline * sp.workers);
+    r.set("efficiency", img_per_s / (baseline * sp.workers));
+  }
+  r.set("peak_rss_mib", f.max_rss);
+  r.set("final_loss", static_cast<double>(t.last_loss));
+}
+
+ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libraries,
+                      std::map<std::string, double>& baselines) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const double baseline = baseline_for(sp, baselines, libraries, comm);
+  const Graph graph = build_point_graph(sp.mp, true);
+  std::unique_ptr<Backend> backend = make_point_backend(sp.mp, libraries);
+  const GradientBuckets buckets(graph, sp.bucket_mb * 1024.0 * 1024.0);
+  const ExchangeSetup setup = exchange_setup(sp, graph, buckets, *backend, comm);
+  std::unique_ptr<Exchange> exchange = make_exchange(*sp.scheme, setup, comm);
+
+  WorkerTimes t;
+  if (exchange->is_worker()) t = train(sp, *backend, graph, buckets, exchange.get(), rank);
+  else exchange->serve();
+  // Servers have none; a diverged worker makes the point `diverged` on every rank.
+  agree_on_failure(comm, t.diverged.empty() ? PointError{} : PointError{PointStatus::Diverged, t.diverged});
+
+  ResultPoint out;
+  PhaseArrays phases;  // per-iteration series of the workers ([workers][iters]); world rank 0 is worker 0
+  if (exchange->is_worker()) {
+    phases = gather_phases(t.phases, exchange->workers());
+    phases.append_to(out.arrays);
+  }
+  const RankFigures f = gather_rank_figures(*exchange, t, sp.mp, setup.steps, comm);
+  exchange.reset();  // collective: frees the communicators on every rank
+  if (rank != 0) return out;
+
+  out.arrays.push_back(f.sent);
+  out.arrays.push_back(f.received);
+  if (!f.staleness.empty()) out.arrays.push_back({"staleness", "", {f.staleness.size()}, f.staleness});
+  Record& r = out.record;
+  set_model_fields(r, "hpcnn-scale", sp.mp, *backend, graph, size);
+  set_iteration_settings(r, sp.mp);
+  set_optimizer_fields(r, sp.mp);
+  set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), baseline);
+  const double flops = static_cast<double>(graph.flops_training_per_sample());
+  r.set("flops_per_image", flops);
+  r.set("gflops", r.number("img_per_s").value_or(0) * flops * 1e-9);
+  return out;
+}
+
+}  // namespace
+
+int run_scale_suite(int argc, char** argv) {
+  static const std::vector<OptionSpec> options = scale_options();
+  {
+    // --preflight answers before the suite runner opens a result file or runs any point.
+    const Options o = parse_options(options, argc, argv);
+    if (o.flag("preflight") && !o.flag("help") && !o.flag("version") && !o.flag("list")) {
+      validate_names(o);
+      return run_preflight(o, MPI_COMM_WORLD);
+    }
+  }
+  std::map<std::string, double> baselines;
+  SuiteDef def;
+  def.program = "hpcnn-scale";
+  def.summary =
+      "Data-parallel training over the MPI ranks it is launched with: per worker and iteration load,\n"
+      "forward, backward, communication wait and update; bytes per rank; aggregate images/s (global\n"
+      "images / slowest worker's time); overlap of communication with backward; efficiency against\n"
+      "the 1-rank figure (--baseline or --baseline-file). Exchange schemes: allreduce per gradient\n"
+      "bucket (mpi, ring, rhd, nccl) or a parameter server (ps-sync, ps-async on the last --ps-servers\n"
+      "ranks). With a GPU backend, nccl (and mpi when the MPI is CUDA-aware) sum GPU memory directly;\n"
+      "the other schemes copy each gradient bucket through host memory (exchange_memory host-staged).\n"
+      "--preflight checks every rank's GPU, NCCL and CUDA-aware MPI and exits without timing.\n";
+  def.options = options;
+  def.live_columns = {"model", "exchange", "exchange_memory", "ranks", "workers", "batch", "global_batch", "img_per_s",
+                      "efficiency", "comm_wait_s", "overlap", "iter_median_s"};
+  def.print_list = print_list;
+  def.validate = validate;
+  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+    return run_point(scale_point(PointSettings(o, p), comm), comm, libs, baselines);
+  };
+  return run_suite(def, argc, argv);
+}
+
+}  // namespace hpcnn
