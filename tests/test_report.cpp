@@ -47,7 +47,7 @@ class ReportFiles : public ::testing::Test {
   std::string write(const std::string& sub, const std::vector<Record>& rows) {
     const std::string d = dir_ + "/" + sub;
     ResultWriter w(d, "hpcnn-train");
-    for (const Record& r : rows) w.add_point({r, {}});
+    for (const Record& r : rows) w.add_point({r, {}, PointStatus::Ok, {}});
     Provenance p;
     p.command_line = "test";
     w.commit(p);
@@ -183,7 +183,7 @@ TEST(Report, OpsPresetRows) {
   EXPECT_NEAR(*rows[1].number("op_gflops"), 2e9 * 2 / 0.5 * 1e-9, 1e-9);
   EXPECT_EQ(rows[0].text("model"), "lenet5");  // settings kept for --where/--by
   // A point without a profile gives no rows.
-  run.points[0] = ResultPoint{row("lenet5", 8, 100), {}};
+  run.points[0] = ResultPoint{row("lenet5", 8, 100), {}, PointStatus::Ok, {}};
   EXPECT_TRUE(preset_rows(*ops, run).empty());
 }
 

@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
+#include <stdexcept>
 #include <set>
 #include <random>
 #include <sstream>
@@ -591,4 +594,34 @@ TEST_F(Results, FindResultFilesRecursiveSorted) {
   EXPECT_TRUE(find_result_files({path("tree/b/deep/..")}).size() == 1);
   fs::create_directories(path("none"));
   EXPECT_TRUE(find_result_files({path("none")}).empty());
+}
+
+TEST(Fields, RolesOptionsAndArraysAreDeclaredOnce) {
+  // Keys identify a point across runs (hpcnn-summary --compare matches on them).
+  const std::vector<std::string> keys = key_fields();
+  for (const char* k : {"suite", "model", "backend", "dataset", "mode", "batch", "threads", "ranks", "exchange",
+                        "precision", "fusion", "lr", "optimizer"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  for (const char* notkey : {"img_per_s", "iters", "seed", "status", "reproducer"})
+    EXPECT_EQ(std::find(keys.begin(), keys.end(), notkey), keys.end()) << notkey;
+  // An option sets at most one field, and only a setting comes from an option.
+  std::set<std::string> options;
+  for (const Field& f : fields()) {
+    if (!*f.option) continue;
+    EXPECT_NE(f.role, FieldRole::Figure) << f.name;
+    EXPECT_TRUE(options.insert(f.option).second) << "option --" << f.option << " names two fields";
+    EXPECT_EQ(field_of_option(f.option), &f);
+  }
+  ASSERT_NE(field_of_option("image-size"), nullptr);
+  EXPECT_STREQ(field_of_option("image-size")->name, "image_size");
+  EXPECT_STREQ(field_of_option("repeat")->name, "repeats");
+  EXPECT_EQ(field_of_option("output"), nullptr);
+  // Arrays: unique names, their units come with them, an undeclared one is a programming error.
+  std::set<std::string> arrays;
+  for (const ArrayField& a : array_fields()) EXPECT_TRUE(arrays.insert(a.name).second) << a.name;
+  const Array a = make_array("iter_time_s", {2, 3}, std::vector<double>(6, 1.0));
+  EXPECT_EQ(a.unit, "s");
+  EXPECT_EQ(a.dims, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(make_array("repeat_img_per_s", {1}, {5.0}).unit, "images/s");
+  EXPECT_THROW(make_array("no_such_array", {1}, {1.0}), std::logic_error);
 }

@@ -4,15 +4,11 @@
 
 namespace hpcnn {
 
-Array gather_series(const std::string& name, const std::string& unit, const std::vector<double>& mine,
-                    MPI_Comm comm) {
+Array gather_series(const std::string& name, const std::vector<double>& mine, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  Array a;
-  a.name = name;
-  a.unit = unit;
-  a.dims = {static_cast<std::size_t>(size), mine.size()};
+  Array a = make_array(name, {static_cast<std::size_t>(size), mine.size()}, {});
   if (rank == 0) a.data.resize(static_cast<std::size_t>(size) * mine.size());
   MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, a.data.data(),
              static_cast<int>(mine.size()), MPI_DOUBLE, 0, comm);
@@ -45,13 +41,13 @@ void PhaseArrays::append_to(std::vector<Array>& arrays) const {
 
 PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm) {
   PhaseArrays a;
-  a.iter = gather_series("iter_time_s", "s", mine.iter, comm);
-  a.warmup = gather_series("warmup_time_s", "s", mine.warmup, comm);
-  a.load = gather_series("load_time_s", "s", mine.load, comm);
-  a.forward = gather_series("forward_time_s", "s", mine.forward, comm);
-  a.backward = gather_series("backward_time_s", "s", mine.backward, comm);
-  a.comm_wait = gather_series("comm_wait_time_s", "s", mine.comm_wait, comm);
-  a.update = gather_series("update_time_s", "s", mine.update, comm);
+  a.iter = gather_series("iter_time_s", mine.iter, comm);
+  a.warmup = gather_series("warmup_time_s", mine.warmup, comm);
+  a.load = gather_series("load_time_s", mine.load, comm);
+  a.forward = gather_series("forward_time_s", mine.forward, comm);
+  a.backward = gather_series("backward_time_s", mine.backward, comm);
+  a.comm_wait = gather_series("comm_wait_time_s", mine.comm_wait, comm);
+  a.update = gather_series("update_time_s", mine.update, comm);
   return a;
 }
 

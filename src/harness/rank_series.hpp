@@ -14,8 +14,8 @@
 namespace hpcnn {
 
 // [ranks][n] array on rank 0 (empty data elsewhere); every rank must pass the same n.
-Array gather_series(const std::string& name, const std::string& unit, const std::vector<double>& mine,
-                    MPI_Comm comm);
+// The unit comes from array_fields() (results/record.hpp).
+Array gather_series(const std::string& name, const std::vector<double>& mine, MPI_Comm comm);
 
 // Per column (iteration) the maximum over rows (ranks) of a [ranks][n] array.
 std::vector<double> max_over_ranks(const Array& a);

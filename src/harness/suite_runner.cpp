@@ -58,11 +58,9 @@ Record failed_record(const char* program, const SweepPoint& p) {
   Record r;
   r.set("suite", std::string(program));
   for (const auto& [name, value] : p.items()) {
-    std::string field = name;
-    for (char& c : field)
-      if (c == '-') c = '_';
-    const Field* f = find_field(field);
+    const Field* f = field_of_option(name);
     if (!f) continue;
+    const std::string field = f->name;
     try {
       if (f->type == FieldType::String) r.set(field, value);
       else if (f->type == FieldType::Int) r.set(field, static_cast<std::int64_t>(std::stoll(value)));
@@ -104,21 +102,17 @@ std::string point_reproducer(const char* program, const Options& options, const 
 // the rows of --precision fp32,bf16 or --fusion on,off can be told apart), after the settings.
 static std::vector<std::string> live_columns(const SuiteDef& suite, const Options& o) {
   std::vector<std::string> columns = suite.live_columns;
-  auto field_of = [](std::string_view option) {
-    std::string f(option);
-    std::replace(f.begin(), f.end(), '-', '_');
-    return f;
-  };
   std::size_t at = 0;  // after the last column that is a setting
-  for (std::size_t i = 0; i < columns.size(); ++i)
-    for (const OptionSpec& spec : suite.options)
-      if (field_of(spec.name) == columns[i] || columns[i] == "mode" || columns[i] == "ranks") at = i + 1;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const Field* f = find_field(columns[i]);
+    if (f && f->role != FieldRole::Figure) at = i + 1;
+  }
   for (const OptionSpec& spec : suite.options) {
-    const std::string f = field_of(spec.name);
-    if (!spec.list || o.values(spec.name).size() < 2 || !find_field(f) ||
-        std::find(columns.begin(), columns.end(), f) != columns.end())
+    const Field* f = field_of_option(spec.name);
+    if (!spec.list || o.values(spec.name).size() < 2 || !f ||
+        std::find(columns.begin(), columns.end(), f->name) != columns.end())
       continue;
-    columns.insert(columns.begin() + static_cast<long>(at++), f);
+    columns.insert(columns.begin() + static_cast<long>(at++), f->name);
   }
   columns.push_back("status");
   return columns;

@@ -104,16 +104,17 @@ void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by) {
   });
 }
 
-const std::vector<std::string> kSettingsFields = {
-    "suite", "model",   "backend", "dataset",    "mode",      "batch",  "threads", "ranks",
-    "image_size", "exchange", "workers", "ps_servers", "scaling", "global_batch", "bucket_mb",
-    "sweep", "size", "size_bytes", "optimizer", "lr", "act", "profile", "epoch",
-    // GPU points: an fp32 run is never compared with a bf16 one, nor device with host memory.
-    "precision", "layout", "cudnn_benchmark", "exchange_memory", "fusion"};
+namespace {
+// The settings that identify a point: the Key fields of the field table.
+const std::vector<std::string>& settings_fields() {
+  static const std::vector<std::string> keys = key_fields();
+  return keys;
+}
+}  // namespace
 
 std::string settings_key(const Record& row) {
   std::string key;
-  for (const std::string& f : kSettingsFields)
+  for (const std::string& f : settings_fields())
     if (row.get(f)) key.append(key.empty() ? "" : " ").append(f).append("=").append(row.text(f));
   return key;
 }
@@ -132,7 +133,7 @@ Comparison compare_rows(const std::vector<Record>& baseline, const std::vector<R
   // Exact-text keys for matching; the printed key uses the fields' formats.
   auto exact_key = [](const Record& r) {
     std::string key;
-    for (const std::string& f : kSettingsFields)
+    for (const std::string& f : settings_fields())
       if (r.get(f)) key.append(f).append("=").append(exact_text(r, f)).append("\x1f");
     return key;
   };

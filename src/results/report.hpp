@@ -20,10 +20,9 @@ bool row_matches(const Record& row, const std::vector<std::pair<std::string, std
 // Stable sort by the fields in order (numbers numerically, text lexically, missing last).
 void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by);
 
-// --compare: rows are matched on the settings fields they have (kSettingsFields); the metric of
-// each baseline group (median over its rows) is compared with the current group's median.
-extern const std::vector<std::string> kSettingsFields;
-std::string settings_key(const Record& row);  // "model=lenet5 batch=8 ..." from kSettingsFields
+// --compare: rows are matched on the Key fields they have (key_fields(), record.hpp); the metric
+// of each baseline group (median over its rows) is compared with the current group's median.
+std::string settings_key(const Record& row);  // "suite=hpcnn-train model=lenet5 ..." from key_fields()
 
 struct Comparison {
   std::vector<std::string> regressions;  // one line each: key, both figures, the change

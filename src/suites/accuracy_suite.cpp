@@ -318,22 +318,20 @@ double median_of(std::vector<double> v) {
 }
 
 
-Array make_array(const char* name, const char* unit, const std::vector<double>& values) {
-  return Array{name, unit, {values.size()}, values};
-}
+Array epoch_array(const char* name, const std::vector<double>& values) { return make_array(name, {values.size()}, values); }
 
 void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) {
-  out.arrays.push_back(make_array("epoch_train_loss", "", s.train_loss));
-  out.arrays.push_back(make_array("epoch_train_acc", "%", s.train_acc));
-  out.arrays.push_back(make_array("epoch_test_loss", "", s.test_loss));
-  out.arrays.push_back(make_array("epoch_test_acc", "%", s.test_acc));
-  out.arrays.push_back(make_array("epoch_time_s", "s", s.epoch_time));
-  out.arrays.push_back(make_array("epoch_test_time_s", "s", s.test_time));
-  out.arrays.push_back(make_array("epoch_load_wait_s", "s", s.load_wait));
+  out.arrays.push_back(epoch_array("epoch_train_loss", s.train_loss));
+  out.arrays.push_back(epoch_array("epoch_train_acc", s.train_acc));
+  out.arrays.push_back(epoch_array("epoch_test_loss", s.test_loss));
+  out.arrays.push_back(epoch_array("epoch_test_acc", s.test_acc));
+  out.arrays.push_back(epoch_array("epoch_time_s", s.epoch_time));
+  out.arrays.push_back(epoch_array("epoch_test_time_s", s.test_time));
+  out.arrays.push_back(epoch_array("epoch_load_wait_s", s.load_wait));
   if (!evaluations) return;
-  out.arrays.push_back(make_array("eval_step", "", s.eval_step));
-  out.arrays.push_back(make_array("eval_test_loss", "", s.eval_loss));
-  out.arrays.push_back(make_array("eval_test_acc", "%", s.eval_acc));
+  out.arrays.push_back(epoch_array("eval_step", s.eval_step));
+  out.arrays.push_back(epoch_array("eval_test_loss", s.eval_loss));
+  out.arrays.push_back(epoch_array("eval_test_acc", s.eval_acc));
 }
 
 // The data set and the real-data settings of a point.

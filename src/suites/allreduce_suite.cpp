@@ -208,7 +208,7 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   MPI_Reduce(&mean, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
 
   ResultPoint out;
-  out.arrays.push_back(gather_series("iter_time_s", "s", times, comm));
+  out.arrays.push_back(gather_series("iter_time_s", times, comm));
   if (rank != 0) return out;
   const double avg = tsum / size;
   const double algbw = avg > 0 ? static_cast<double>(ap.bytes) / avg * 1e-9 : 0.0;

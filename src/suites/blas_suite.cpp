@@ -239,7 +239,7 @@ ResultPoint gemm_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Lib
   const double error = gemm_check(a.get(), b.get(), c.get(), m, n, k, ok);
 
   ResultPoint out;
-  out.arrays.push_back(gather_series("call_time_s", "s", calls, comm));
+  out.arrays.push_back(gather_series("call_time_s", calls, comm));
   if (rank != 0) return out;
   const Stats st = slowest_rank_stats(out.arrays[0]);
   const double flops = 2.0 * m * n * k, gflops = st.median > 0 ? flops / st.median * 1e-9 : 0.0;
@@ -408,11 +408,11 @@ ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, L
   ResultPoint out;
   if (rank != 0) return out;  // every rank measured its own copy; rank 0 reports
   const std::size_t nl = layers.size();
-  out.arrays.push_back({"layer_forward_s", "s", {nl}, fwd_s});
-  out.arrays.push_back({"layer_backward_s", "s", {nl}, bwd_s});
-  out.arrays.push_back({"layer_forward_gflops", "GFLOP/s", {nl}, fwd_gf});
-  out.arrays.push_back({"layer_backward_gflops", "GFLOP/s", {nl}, bwd_gf});
-  out.arrays.push_back({"layer_count", "", {nl}, counts});
+  out.arrays.push_back(make_array("layer_forward_s", {nl}, fwd_s));
+  out.arrays.push_back(make_array("layer_backward_s", {nl}, bwd_s));
+  out.arrays.push_back(make_array("layer_forward_gflops", {nl}, fwd_gf));
+  out.arrays.push_back(make_array("layer_backward_gflops", {nl}, bwd_gf));
+  out.arrays.push_back(make_array("layer_count", {nl}, counts));
   Record& r = out.record;
   set_model_fields(r, kProgram, mp, *be, graph, size);
   set_iteration_settings(r, mp);

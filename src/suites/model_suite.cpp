@@ -296,7 +296,7 @@ void set_repeat_fields(ResultPoint& out, const Array& iter, const MeasuredPoint&
       repeat_throughputs(iter, point.repeats, point.mp.iters, point.mp.batch * static_cast<double>(ranks));
   const Stats rs = compute_stats(reps);
   const Interval ci = mean_confidence_95(reps);
-  out.arrays.push_back({"repeat_img_per_s", "images/s", {reps.size()}, reps});
+  out.arrays.push_back(make_array("repeat_img_per_s", {reps.size()}, reps));
   Record& r = out.record;
   r.set("repeats", std::int64_t{point.repeats});
   r.set("img_per_s_rep_min", rs.min);
@@ -344,9 +344,9 @@ void set_profile_fields(ResultPoint& out, const OpSums& ops, const Array& profil
     fl[i] = ops.calls[i] > 0 ? ops.flops[i] / ops.calls[i] : 0.0;
     by[i] = ops.calls[i] > 0 ? ops.bytes[i] / ops.calls[i] : 0.0;
   }
-  out.arrays.push_back({"op_calls", "", {nk}, calls});
-  out.arrays.push_back({"op_flops", "FLOP", {nk}, fl});
-  out.arrays.push_back({"op_bytes", "B", {nk}, by});
+  out.arrays.push_back(make_array("op_calls", {nk}, calls));
+  out.arrays.push_back(make_array("op_flops", {nk}, fl));
+  out.arrays.push_back(make_array("op_bytes", {nk}, by));
 }
 
 GpuFigures gpu_figures(const RankTimes& t, const MeasuredPoint& point, int ranks) {
@@ -368,14 +368,14 @@ struct GatheredTimes {
 GatheredTimes gather_times(const RankTimes& t, bool profiled, int iters, MPI_Comm comm) {
   GatheredTimes g;
   g.phases = gather_phases(t.phases, comm);
-  g.rss = gather_series("rss_mib", "MiB", t.rss, comm);
-  g.peak_rss = gather_series("peak_rss_mib", "MiB", {peak_rss_mib()}, comm);
+  g.rss = gather_series("rss_mib", t.rss, comm);
+  g.peak_rss = gather_series("peak_rss_mib", {peak_rss_mib()}, comm);
   MPI_Reduce(&t.phases.phase_gap_max, &g.phase_gap, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
   if (profiled) {
-    g.profiled_iter = gather_series("profile_iter_time_s", "s", t.profiled_iter, comm);
+    g.profiled_iter = gather_series("profile_iter_time_s", t.profiled_iter, comm);
     std::vector<double> per_iter(t.ops.seconds.size());
     for (std::size_t i = 0; i < per_iter.size(); ++i) per_iter[i] = t.ops.seconds[i] / static_cast<double>(iters);
-    g.op_time = gather_series("op_time_s", "s", per_iter, comm);  // [ranks][kinds], seconds per iteration
+    g.op_time = gather_series("op_time_s", per_iter, comm);  // [ranks][kinds], seconds per iteration
   }
   return g;
 }

@@ -390,7 +390,7 @@ std::vector<double> gather_all(const std::vector<double>& mine, MPI_Comm comm) {
 // Bytes per iteration of every rank (workers: timed iterations; servers: the whole run / steps),
 // the staleness of every push, and the largest peak RSS; gathered to rank 0.
 struct RankFigures {
-  Array sent{"bytes_sent_per_rank", "B", {}, {}}, received{"bytes_received_per_rank", "B", {}, {}};
+  Array sent = make_array("bytes_sent_per_rank", {}, {}), received = make_array("bytes_received_per_rank", {}, {});
   std::vector<double> staleness;
   double max_rss = 0;
 };
@@ -497,7 +497,7 @@ ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libr
 
   out.arrays.push_back(f.sent);
   out.arrays.push_back(f.received);
-  if (!f.staleness.empty()) out.arrays.push_back({"staleness", "", {f.staleness.size()}, f.staleness});
+  if (!f.staleness.empty()) out.arrays.push_back(make_array("staleness", {f.staleness.size()}, f.staleness));
   Record& r = out.record;
   set_model_fields(r, "hpcnn-scale", sp.mp, *backend, graph, size);
   set_iteration_settings(r, sp.mp);
