@@ -13,7 +13,7 @@ backends=reference
 nb=$(tr ',' '\n' <<<"$backends" | wc -l)
 
 # check_points NAME DIR CSV-PREFIX: every backend has "b,...,1e+06,diverged,<reason>," and
-# "b,...,0.01,ok,,<images/s>"; the file passes check_result.
+# "b,...,0.01,ok,,<images/s>"; the file passes result_checker.
 check_points() {
   local name=$1 dir=$2 csv b row reason ips
   csv=$(./hpcnn-summary --format csv --columns backend,lr,status,status_reason,img_per_s "$dir")
@@ -32,7 +32,7 @@ check_points() {
     fi
   done
   [ "$(ls "$dir" | wc -l)" = 1 ] || { echo "FAIL: $name: want one result file in $dir: $(ls -A "$dir")"; fail=1; }
-  run ./tests/check_result "$dir"/*.h5
+  run ./tests/result_checker "$dir"/*.h5
 }
 
 # check_run NAME STATUS STDOUT STDERR WANT_LINES

@@ -54,7 +54,7 @@ if ./hpcnn-train --list | grep -q '^  cuda '; then
   else
     echo "FAIL: cuda point without a GPU: exit $status"; fail=1
   fi
-  ./tests/check_result "$out/skip"/*.h5 || { echo "FAIL: check_result on a file with a skipped point"; fail=1; }
+  ./tests/result_checker "$out/skip"/*.h5 || { echo "FAIL: result_checker on a file with a skipped point"; fail=1; }
 fi
 
 # GPU-only settings with a CPU backend, in every build.

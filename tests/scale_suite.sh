@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hpcnn-scale and hpcnn-allreduce end to end (issue 6): result files that check_result and
+# hpcnn-scale and hpcnn-allreduce end to end (issue 6): result files that result_checker and
 # hpcnn-summary read, with the scaling and allreduce columns; the allreduce check failing on a
 # damaged element (exit 1, wrong > 0); bad input (exit 2, one line); and a rank that dies mid-run
 # ending the whole job with an error within 60 s instead of hanging.
@@ -9,7 +9,7 @@ small="--model lenet5 --backend reference --batch 4 --iters 4 --warmup 1 --quiet
 
 # Allreduce exchange, weak and strong scaling, with the in-job 1-rank baseline.
 run $MPI -np 2 ./hpcnn-scale $small --exchange ring,rhd,mpi --scaling weak,strong --bucket-mb 0.01 --baseline --output "$out/ar"
-run ./tests/check_result "$out"/ar/*.h5
+run ./tests/result_checker "$out"/ar/*.h5
 csv=$(./hpcnn-summary --format csv --columns exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,comm_s,overlap,bytes_sent "$out/ar")
 echo "$csv"
 [ "$(tail -n +2 <<<"$csv" | wc -l)" = 6 ] || { echo "FAIL: expected 6 rows"; fail=1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end: hpcnn-train and hpcnn-infer write one complete HDF5 file per invocation, alone and
 # under mpirun -np 2; h5dump reads it; hpcnn-summary prints the CSV columns; the stored images/s
-# equals batch x ranks / median of the per-iteration max over ranks (recomputed by check_result).
+# equals batch x ranks / median of the per-iteration max over ranks (recomputed by result_checker).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 5 --warmup 2 --output "$out/single" --quiet
@@ -11,7 +11,7 @@ n=$(ls "$out/single"/*.h5 | wc -l); [ "$n" = 2 ] || { echo "FAIL: expected 2 fil
 [ -z "$(ls -A "$out/single" | grep -v '\.h5$')" ] || { echo "FAIL: stray files: $(ls -A "$out/single")"; fail=1; }
 for f in "$out"/single/*.h5 "$out"/mpi/*.h5; do
   h5dump -A "$f" > /dev/null || { echo "FAIL: h5dump $f"; fail=1; }
-  run ./tests/check_result "$f"
+  run ./tests/result_checker "$f"
 done
 csv=$(./hpcnn-summary --format csv "$out/single" "$out/mpi")
 echo "$csv"

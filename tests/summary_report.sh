@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 4 end to end: hpcnn-train with --repeat and --profile ops, alone and on 2 ranks, writes
-# files whose every figure check_result recomputes from the raw arrays (statistics, phase medians,
+# files whose every figure result_checker recomputes from the raw arrays (statistics, phase medians,
 # phases adding up to each iteration within 2%, repeat spread and 95% interval, memory, profile);
 # every hpcnn-summary table comes out of them; a point that fails is recorded as failed while the
 # sweep goes on (exit 1); damaged files next to a good one: one line each, the good one summarized,
@@ -10,7 +10,7 @@ source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
 run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --repeat 2 --profile ops --output "$out/two" --quiet
 run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --profile ops --output "$out/one" --quiet
-for f in "$out"/one/*.h5 "$out"/two/*.h5; do run ./tests/check_result "$f"; done
+for f in "$out"/one/*.h5 "$out"/two/*.h5; do run ./tests/result_checker "$f"; done
 
 # Every table of this issue has rows; the ops table names the paper's operator kinds.
 for t in throughput breakdown memory cpu; do

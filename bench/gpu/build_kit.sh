@@ -27,10 +27,10 @@ if [ ! -f config.status ] || [ configure -nt config.status ]; then
 fi
 make -j"$(nproc)" all >/dev/null
 make -j"$(nproc)" tests/test_backends tests/test_network tests/test_collectives tests/test_nccl \
-  tests/check_result >/dev/null
+  tests/result_checker >/dev/null
 mkdir -p "$kit/build/tests"
 for f in hpcnn-*; do [ -x "$f" ] && [ ! -d "$f" ] && install -m 755 -s "$f" "$kit/build/$f"; done
-for f in tests/test_backends tests/test_network tests/test_collectives tests/test_nccl tests/check_result; do
+for f in tests/test_backends tests/test_network tests/test_collectives tests/test_nccl tests/result_checker; do
   install -m 755 -s "$f" "$kit/build/$f"
 done
 cd "$root"

@@ -1,4 +1,4 @@
-// check_result FILE: recomputes every throughput figure of a suite's result file from the raw
+// result_checker FILE: recomputes every throughput figure of a suite's result file from the raw
 // per-iteration times stored in it, and checks the provenance. Exit 0 when all agree.
 // Points of hpcnn-train/-infer are checked further (issue 4): every statistic, the phase medians,
 // that the phases add up to each iteration within the stated 2%, the repeat spread and its
@@ -105,7 +105,7 @@ void check_model_point(const ResultPoint& p, const std::vector<double>& slowest,
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: check_result FILE\n");
+    std::fprintf(stderr, "usage: result_checker FILE\n");
     return 2;
   }
   try {
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     std::printf("%s: %zu points checked, %d problems\n", argv[1], run.points.size(), bad);
     return bad ? 1 : 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "check_result: %s\n", e.what());
+    std::fprintf(stderr, "result_checker: %s\n", e.what());
     return 1;
   }
 }
