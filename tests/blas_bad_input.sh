@@ -1,25 +1,10 @@
 #!/usr/bin/env bash
 # hpcnn-blas bad input: an unknown library, a size of 0, a thread count above what the library
 # allows, --sizes outside --sweep gemm: one-line error naming the value, exit 2, no file left.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 have() { ./hpcnn-blas --list | grep -q "^  $1 "; }
-
-expect() {  # expect STATUS NEEDLE -- args...
-  local want=$1 needle=$2; shift 3
-  local err status lines
-  err=$(./hpcnn-blas "$@" --output "$out" --iters 1 --warmup 0 2>&1 >/dev/null); status=$?
-  lines=$(printf '%s' "$err" | grep -c '')
-  if [ "$status" != "$want" ] || [ "$lines" != 1 ] || [[ "$err" != *"$needle"* ]]; then
-    echo "FAIL: hpcnn-blas $* -> status $status (want $want), stderr: $err"; fail=1
-  else
-    echo "ok:   hpcnn-blas $* -> $status: $err"
-  fi
-  if [ -n "$(ls -A "$out")" ]; then echo "FAIL: hpcnn-blas $* left files: $(ls -A "$out")"; fail=1; rm -rf "${out:?}"/* "${out:?}"/.[!.]*; fi
-}
+# expect STATUS NEEDLE -- ARGS...: hpcnn-blas ARGS for one iteration (expect_error's checks).
+expect() { expect_error "$1" "$2" -- ./hpcnn-blas "${@:4}" --iters 1 --warmup 0; }
 
 expect 2 "'nosuchblas'"  -- --sweep gemm --backend nosuchblas --sizes 64
 expect 2 "'nosuchblas'"  -- --sweep model --backend nosuchblas

@@ -1,25 +1,10 @@
 #!/usr/bin/env bash
 # Bad input to the suites: a one-line error naming the bad value, exit status 2 (usage) or 1
 # (runtime), and no result file (nor temporary file) left behind.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-
-expect() {  # expect STATUS NEEDLE -- command...
-  local want=$1 needle=$2; shift 3
-  local err status
-  # A limit the check misses can hang the library (oneDNN above OMP_THREAD_LIMIT): 124 then.
-  err=$(timeout 300 "$@" --output "$out" --iters 1 --warmup 0 2>&1 >/dev/null); status=$?
-  local lines; lines=$(printf '%s' "$err" | grep -c '')
-  if [ "$status" != "$want" ] || [ "$lines" != 1 ] || [[ "$err" != *"$needle"* ]]; then
-    echo "FAIL: $* -> status $status (want $want), stderr: $err"; fail=1
-  else
-    echo "ok:   $* -> $status: $err"
-  fi
-  if [ -n "$(ls -A "$out")" ]; then echo "FAIL: $* left files: $(ls -A "$out")"; fail=1; rm -rf "${out:?}"/* "${out:?}"/.[!.]*; fi
-}
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+# expect STATUS NEEDLE -- COMMAND...: COMMAND for one iteration (expect_error's checks; a limit the
+# check misses can hang the library, oneDNN above OMP_THREAD_LIMIT: expect_error's timeout, 124).
+expect() { expect_error "$1" "$2" -- "${@:4}" --iters 1 --warmup 0; }
 
 for exe in ./hpcnn-train ./hpcnn-infer; do
   expect 2 "'vgg99'"      -- $exe --model vgg99
@@ -52,12 +37,7 @@ while read -r backend max; do
 done <<< "$limits"
 # hpcnn-train --data (the accuracy suite) checks the same before it reads any data.
 if [[ "$limits" == *"openblas 64"* ]]; then
-  err=$(./hpcnn-train --data mnist --backend openblas --threads 65 --output "$out" 2>&1 >/dev/null); status=$?
-  if [ "$status" != 2 ] || [[ "$err" != *"--threads 65: backend 'openblas'"* ]] || [ -n "$(ls -A "$out")" ]; then
-    echo "FAIL: hpcnn-train --data ... --threads 65 -> status $status, stderr: $err, files: $(ls -A "$out")"; fail=1
-  else
-    echo "ok:   hpcnn-train --data mnist --backend openblas --threads 65 -> 2: $err"
-  fi
+  expect_error 2 "--threads 65: backend 'openblas'" -- ./hpcnn-train --data mnist --backend openblas --threads 65
 fi
 # oneDNN's limit is OpenMP's: OMP_THREAD_LIMIT makes one that every OpenMP runtime honours.
 if ./hpcnn-train --list | grep -q '^  dnnl '; then
