@@ -2,19 +2,15 @@
 # hpcnn-blas end to end, tiny: the three sweeps into HDF5, then `hpcnn-summary --table blas`
 # (text and CSV): the CSV header is the issue's, every sweep has its rows, thread counts are the
 # ones read back from the libraries, rates and CPU/memory figures are positive where they apply.
-set -u
-cd "${HPCNN_BUILDDIR:?}"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 libs=$(./hpcnn-blas --list | sed -n '/^SGEMM libraries/,/^default/p' | awk '/^  /{print $1}' | grep -E '^(openblas|eigen)$' | paste -sd, -)
 [ -n "$libs" ] || { echo "neither openblas nor eigen built: skipped"; exit 77; }
 echo "libraries: $libs"
-run() { echo "+ hpcnn-blas $*"; ./hpcnn-blas "$@" --output "$out" --quiet || { echo "FAIL: exit $?"; fail=1; }; }
-run --sweep gemm --backend "$libs" --threads 1,2 --sizes 48,32x40x24 --iters 3 --warmup 1
-run --sweep layers --backend "$libs" --threads 1 --model lenet5 --batch 4 --iters 2 --warmup 1
+blas() { run ./hpcnn-blas "$@" --output "$out" --quiet; }
+blas --sweep gemm --backend "$libs" --threads 1,2 --sizes 48,32x40x24 --iters 3 --warmup 1
+blas --sweep layers --backend "$libs" --threads 1 --model lenet5 --batch 4 --iters 2 --warmup 1
 # Enough iterations that /proc/stat (100 ticks/s) sees the run: CPU user % must be positive.
-run --sweep model --backend "$libs" --threads 1,default --model lenet5 --batch 32 --iters 40 --warmup 1
+blas --sweep model --backend "$libs" --threads 1,default --model lenet5 --batch 32 --iters 40 --warmup 1
 
 csv=$(./hpcnn-summary --table blas --format csv "$out") || { echo "FAIL: hpcnn-summary"; fail=1; }
 echo "$csv"

@@ -1,13 +1,16 @@
 # Sourced by the bash tests: run in the build directory with a scratch folder $out (removed on
 # exit), count failures in $fail, and
-#   run CMD...                            echo CMD, run it, record a failure if it fails
+#   run CMD...                            echo CMD, run it, record a failure if it exits non-zero
 #   expect_error STATUS NEEDLE -- CMD...  CMD must fail with STATUS and a one-line error (below)
 set -u
 cd "${HPCNN_BUILDDIR:?}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
-run() { echo "+ $*"; "$@" || { echo "FAIL: $* exited $?"; fail=1; }; }
+run() {
+  echo "+ $*"
+  "$@" || { local status=$?; echo "FAIL: $* exited $status$([ $status = 124 ] && echo ' (timed out)')"; fail=1; }
+}
 
 # expect_error STATUS NEEDLE -- CMD...: `CMD --output $out/usage` must exit with STATUS and write
 # one line to stderr, containing NEEDLE; with STATUS 2 (a usage error) it must leave no file in
