@@ -12,28 +12,11 @@
 
 #include "collectives/exchange.hpp"
 #include "collectives/staging.hpp"
-#include "config.h"
-#include "engine/errors.hpp"
-#ifdef HPCNN_BUILD_CUDA
-#include "collectives/device_scale.hpp"
-#endif
+#include "base/errors.hpp"
 
 namespace hpcnn {
 
 namespace {
-
-// grads *= factor where the backend keeps them: the same float multiply on the host or the device.
-void scale_gradients(Backend& backend, float* grads, std::size_t count, float factor) {
-  if (!backend.is_gpu()) {
-    for (std::size_t i = 0; i < count; ++i) grads[i] *= factor;
-    return;
-  }
-#ifdef HPCNN_BUILD_CUDA
-  scale_on_device(grads, count, factor, backend.stream());
-#else
-  throw std::logic_error("allreduce exchange: a GPU backend in a build without CUDA");
-#endif
-}
 
 class AllreduceExchange : public Exchange {
  public:
@@ -65,7 +48,7 @@ class AllreduceExchange : public Exchange {
   void progress() override { allreduce_->progress(); }
   void wait(float*, float* grads) override { finish(grads); }
   void update(float* params, float* grads) override {
-    scale_gradients(backend_, grads, count_, 1.0f / static_cast<float>(worker_count_));
+    backend_.scale(grads, count_, 1.0f / static_cast<float>(worker_count_));
     optimizer_.step(params, grads);
   }
   Traffic traffic() const override { return allreduce_->traffic(); }

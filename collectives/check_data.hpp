@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 
 namespace hpcnn {
 

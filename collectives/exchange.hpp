@@ -95,10 +95,9 @@ struct ExchangeInfo {
   std::function<std::unique_ptr<Exchange>(const ExchangeSetup&)> make_exchange;
 };
 
-void register_exchange(ExchangeInfo info);
 // Every scheme of this build, in registration order (registers the built-in ones on first use).
 const std::vector<ExchangeInfo>& exchanges();
-// Throws UsageError("--exchange: unknown scheme 'X' (available: ...)").
+// Throws SettingError("exchange", "", "unknown scheme 'X' (available: ...)").
 const ExchangeInfo& find_exchange(const std::string& name);
 
 // The memory mode of `scheme` with `backend`: Host on CPU backends; on GPU backends Device when the

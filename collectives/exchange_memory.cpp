@@ -2,7 +2,7 @@
 // scheme's BufferAccess, the backend, and for mpi the MPI library's run-time CUDA-awareness.
 #include "collectives/exchange.hpp"
 #include "collectives/mpi_cuda.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/device.hpp"
 
 namespace hpcnn {

@@ -21,7 +21,7 @@
 #include "collectives/exchange.hpp"
 #include "collectives/schedule.hpp"
 #include "collectives/staging.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

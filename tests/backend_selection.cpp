@@ -1,4 +1,5 @@
 #include "backend_selection.hpp"
+#include "kernels/registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -16,6 +16,7 @@
 #include "collectives/check_data.hpp"
 #include "collectives/exchange.hpp"
 #include "engine/backend.hpp"
+#include "kernels/registry.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"

@@ -24,7 +24,7 @@
 #include "engine/backend.hpp"
 #include "engine/graph.hpp"
 #include "engine/op.hpp"
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "engine/tensor.hpp"
 
 namespace hpcnn::test {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "kernels/registry.hpp"
 #include "backend_selection.hpp"
 #include "op_test_util.hpp"
 

@@ -25,7 +25,8 @@
 #include "collectives/mpi_cuda.hpp"
 #include "collectives/staging.hpp"
 #include "collectives_util.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
+#include "kernels/registry.hpp"
 
 using namespace hpcnn;
 using namespace hpcnn::test;

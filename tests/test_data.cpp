@@ -20,7 +20,7 @@
 #include "data/file_bytes.hpp"
 #include "data/idx.hpp"
 #include "data/sampler.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace hpcnn;

@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "engine/cpu_backend.hpp"
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "kernels/reference/reference_backend.hpp"
 #include "op_test_util.hpp"
+#include "kernels/registry.hpp"
 
 namespace hpcnn {
 namespace {

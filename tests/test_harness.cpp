@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/errors.hpp"
+#include "kernels/registry.hpp"
+#include "base/errors.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
 #include "harness/point_error.hpp"

@@ -2,7 +2,7 @@
 // shape rules (minimum input size, resizing).
 #include <gtest/gtest.h>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "engine/models.hpp"
 
 using namespace hpcnn;

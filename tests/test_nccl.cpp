@@ -24,6 +24,7 @@
 #include "collectives/nccl_allreduce.hpp"
 #include "collectives_util.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/registry.hpp"
 
 using namespace hpcnn;
 using namespace hpcnn::test;

@@ -10,10 +10,11 @@
 #include <stdexcept>
 
 #include "engine/backend.hpp"
+#include "kernels/registry.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "harness/synthetic_data.hpp"
 #include "backend_selection.hpp"
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "results/report.hpp"
 #include "results/result_file.hpp"
 #include "results/table_presets.hpp"

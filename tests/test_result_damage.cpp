@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "results/result_file.hpp"
 
 namespace fs = std::filesystem;

@@ -19,7 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 #include "results/table.hpp"

@@ -7,7 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
+#include "base/registry.hpp"
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
@@ -57,10 +58,11 @@ class CudaBackend final : public Backend {
 
   void configure(const BackendSettings& s) override {
     if (s.layout != "auto" && s.layout != "nchw" && s.layout != "nhwc")
-      throw UsageError("--layout: '" + s.layout + "' is not auto, nchw or nhwc");
+      throw SettingError("layout", "'" + s.layout + "'", "not auto, nchw or nhwc");
     if (s.precision == Precision::Bf16 && info_.cc_major < 8)
-      throw UsageError("--precision bf16: " + info_.name + " (compute capability " + std::to_string(info_.cc_major) +
-                       "." + std::to_string(info_.cc_minor) + ") has no BF16 tensor cores");
+      throw SettingError("precision", "bf16",
+                         info_.name + " (compute capability " + std::to_string(info_.cc_major) + "." +
+                             std::to_string(info_.cc_minor) + ") has no BF16 tensor cores");
     ctx_ = std::make_shared<Context>(s, device_);  // before any op exists
   }
 
@@ -160,6 +162,7 @@ class CudaBackend final : public Backend {
   }
 
   // ---- execution ----
+  void scale(float* data, std::size_t n, float factor) override { cuda::scale(data, n, factor, ctx()->stream); }
   void synchronize() override {
     check(cudaStreamSynchronize(ctx()->stream), "cudaStreamSynchronize");
     check(cudaGetLastError(), "kernel launch");
@@ -222,12 +225,15 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-void register_cuda_backend() {
-  register_backend({"cuda", "NVIDIA GPU: cuDNN convolution and batch norm, cuBLAS, own kernels (one GPU per rank)",
-                    [] { return std::unique_ptr<Backend>(std::make_unique<CudaBackend>()); },
-                    ThreadLimit::none(),  // one host thread drives the GPU: --threads is ignored
-                    true,
-                    [] { return no_device_reason(); }});
+void register_cuda_backend(Registry<BackendInfo>& registry) {
+  registry.add({"cuda", "NVIDIA GPU: cuDNN convolution and batch norm, cuBLAS, own kernels (one GPU per rank)",
+                [] { return std::unique_ptr<Backend>(std::make_unique<CudaBackend>()); },
+                ThreadLimit::none(),  // one host thread drives the GPU: --threads is ignored
+                true, [] { return no_device_reason(); },
+                [] {
+                  const DeviceInfo info = device_info(select_device());
+                  return GpuDevice{info.device, info.name, info.bus_id};
+                }});
 }
 
 }  // namespace hpcnn

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/ops.hpp"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 

@@ -9,7 +9,7 @@
 #include <array>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/conv_graph.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn::cuda {
 

@@ -5,7 +5,7 @@
 //   backward-data dX^T (K x N) = W^T (K x O) . dY^T (O x N)      gemm(N, N, K, N, O)
 //   backward-wts  dW^T (K x O) = X^T (K x N) . dY (N x O)        gemm(N, T, K, O, N)
 // BF16: inputs and outputs in BF16 with FP32 accumulation, the weight gradient written in FP32.
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/ops.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "kernels/cuda/kernels.hpp"
 
 namespace hpcnn::cuda {
@@ -422,6 +422,10 @@ __global__ void xent_bwd_k(const float* prob, const std::int32_t* labels, int n,
 }
 
 // ---------------------------------------------------------------- optimizers
+__global__ void scale_k(float* data, std::size_t n, float factor) {
+  GRID_LOOP(i, n) data[i] *= factor;
+}
+
 __global__ void sgd_k(float* w, const float* g, float* v, std::size_t n, float lr, float mom, float wd) {
   GRID_LOOP(i, n) {
     const float gi = g[i] + wd * w[i];
@@ -582,6 +586,10 @@ void softmax_xent_backward(const float* prob, const std::int32_t* labels, int n,
                            bool bf, cudaStream_t st) {
   const std::size_t count = std::size_t(n) * classes;
   DISPATCH1(bf, xent_bwd_k, LAUNCH(count)(prob, labels, n, classes, dx));
+}
+
+void scale(float* data, std::size_t n, float factor, cudaStream_t st) {
+  if (n > 0) scale_k LAUNCH(n)(data, n, factor);
 }
 
 void sgd_step(float* w, const float* g, float* v, std::size_t n, float lr, float momentum, float wd,

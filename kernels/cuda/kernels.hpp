@@ -70,6 +70,8 @@ void softmax_xent_backward(const float* prob, const std::int32_t* labels, int n,
                            bool bf16, cudaStream_t st);
 
 // Optimizers over n fp32 values (backend.hpp's semantics).
+// data *= factor: the exchanges' averaging of summed gradients (Backend::scale).
+void scale(float* data, std::size_t n, float factor, cudaStream_t st);
 void sgd_step(float* w, const float* g, float* v, std::size_t n, float lr, float momentum, float wd,
               cudaStream_t st);
 void adam_step(float* w, const float* g, float* m, float* v, std::size_t n, float lr, float b1, float b2,

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/ops.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/cpu_backend.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "kernels/dnnl/dnnl_backend.hpp"
 #include "kernels/dnnl/layout.hpp"
 #include "kernels/dnnl/ops.hpp"
@@ -147,11 +147,11 @@ class DnnlBackend final : public CpuBackend {
 
 std::unique_ptr<Backend> make_dnnl_backend() { return std::make_unique<DnnlBackend>(); }
 
-void register_dnnl_backend() {
+void register_dnnl_backend(Registry<BackendInfo>& registry) {
   // OpenMP runs at most its thread-limit-var (OMP_THREAD_LIMIT) threads; unset, it is INT_MAX,
   // which means no limit.
   const int omp_limit = omp_get_thread_limit();
-  register_backend({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend,
+  registry.add({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend,
                     omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)});
 }
 

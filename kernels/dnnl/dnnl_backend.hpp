@@ -5,11 +5,12 @@
 
 #include <memory>
 
+#include "base/registry.hpp"
 #include "engine/backend.hpp"
 
 namespace hpcnn {
 
 std::unique_ptr<Backend> make_dnnl_backend();
-void register_dnnl_backend();
+void register_dnnl_backend(Registry<BackendInfo>& registry);
 
 }  // namespace hpcnn

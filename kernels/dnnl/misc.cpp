@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "engine/rng.hpp"
+#include "base/errors.hpp"
+#include "base/rng.hpp"
 #include "kernels/dnnl/ops.hpp"
 
 namespace hpcnn::dnnl_impl {

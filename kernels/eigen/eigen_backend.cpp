@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "base/registry.hpp"
 #include "engine/backend.hpp"
 #include "kernels/gemm/gemm_backend.hpp"
 #include "kernels/gemm/sgemm.hpp"
@@ -100,13 +101,13 @@ std::unique_ptr<Backend> make_eigen_backend() {
   return std::make_unique<GemmCpuBackend>("eigen", make_eigen_sgemm());
 }
 
-void register_eigen_backend() {
-  register_backend({"eigen", "Eigen " + eigen_version() + " tensor contractions on Eigen's thread pool (im2col), reference loops for other layers",
+void register_eigen_backend(Registry<BackendInfo>& registry) {
+  registry.add({"eigen", "Eigen " + eigen_version() + " tensor contractions on Eigen's thread pool (im2col), reference loops for other layers",
                     make_eigen_backend, ThreadLimit(kMaxThreads)});
 }
 
-void register_eigen_sgemm() {
-  register_sgemm({"eigen", "Eigen " + eigen_version() + " tensor contraction (ThreadPoolDevice)", make_eigen_sgemm});
+void register_eigen_sgemm(Registry<SgemmInfo>& registry) {
+  registry.add({"eigen", "Eigen " + eigen_version() + " tensor contraction (ThreadPoolDevice)", make_eigen_sgemm});
 }
 
 }  // namespace hpcnn

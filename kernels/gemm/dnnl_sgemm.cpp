@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/registry.hpp"
 #include "kernels/gemm/sgemm.hpp"
 
 namespace hpcnn {
@@ -42,8 +43,8 @@ class DnnlSgemm final : public Sgemm {
 
 }  // namespace
 
-void register_dnnl_sgemm() {
-  register_sgemm({"dnnl", "dnnl_sgemm of oneDNN " + version(), [] { return std::make_unique<DnnlSgemm>(); }});
+void register_dnnl_sgemm(Registry<SgemmInfo>& registry) {
+  registry.add({"dnnl", "dnnl_sgemm of oneDNN " + version(), [] { return std::make_unique<DnnlSgemm>(); }});
 }
 
 }  // namespace hpcnn

@@ -35,8 +35,7 @@ struct SgemmInfo {
   std::function<std::unique_ptr<Sgemm>()> create;
 };
 
-void register_sgemm(SgemmInfo info);
-// Every SGEMM library this build has (registers the built-in ones on first use).
+// Every SGEMM library this build has (kernels/registry.cpp registers the built-in ones on first use).
 const std::vector<SgemmInfo>& sgemm_libraries();
 // Throws UsageError("unknown library 'X' (available: a, b)").
 std::unique_ptr<Sgemm> make_sgemm(const std::string& name);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "base/registry.hpp"
 #include "engine/backend.hpp"
 #include "kernels/gemm/gemm_backend.hpp"
 #include "kernels/gemm/sgemm.hpp"
@@ -85,10 +86,10 @@ std::unique_ptr<Backend> make_openblas_backend() {
   return std::make_unique<GemmCpuBackend>("openblas", make_openblas_sgemm());
 }
 
-void register_openblas_backend() { register_backend({"openblas", description(), make_openblas_backend, ThreadLimit(library_max_threads())}); }
+void register_openblas_backend(Registry<BackendInfo>& registry) { registry.add({"openblas", description(), make_openblas_backend, ThreadLimit(library_max_threads())}); }
 
-void register_openblas_sgemm() {
-  register_sgemm({"openblas", std::string("cblas_sgemm of ") + openblas_get_config(), make_openblas_sgemm});
+void register_openblas_sgemm(Registry<SgemmInfo>& registry) {
+  registry.add({"openblas", std::string("cblas_sgemm of ") + openblas_get_config(), make_openblas_sgemm});
 }
 
 }  // namespace hpcnn

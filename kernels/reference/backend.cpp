@@ -85,9 +85,9 @@ class ReferenceBackend final : public CpuBackend {
 
 std::unique_ptr<Backend> make_reference_backend() { return std::make_unique<ReferenceBackend>(); }
 
-void register_reference_backend() {
+void register_reference_backend(Registry<BackendInfo>& registry) {
   // Any --threads: the reference always runs on one thread and only records the request.
-  register_backend({"reference", "plain C++ loops; the oracle for tests", make_reference_backend, ThreadLimit::none()});
+  registry.add({"reference", "plain C++ loops; the oracle for tests", make_reference_backend, ThreadLimit::none()});
 }
 
 }  // namespace hpcnn

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "kernels/reference/ops.hpp"
 
 namespace hpcnn::reference {

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "base/registry.hpp"
 #include "engine/backend.hpp"
 
 namespace hpcnn {
@@ -12,6 +13,6 @@ namespace hpcnn {
 std::unique_ptr<Backend> make_reference_backend();
 
 // Adds "reference" to the backend registry (called by register_builtin_backends()).
-void register_reference_backend();
+void register_reference_backend(Registry<BackendInfo>& registry);
 
 }  // namespace hpcnn

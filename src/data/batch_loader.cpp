@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "engine/errors.hpp"
-#include "engine/rng.hpp"
+#include "base/errors.hpp"
+#include "base/rng.hpp"
 
 namespace hpcnn::data {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "data/file_bytes.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn::data {
 

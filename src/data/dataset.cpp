@@ -9,7 +9,7 @@
 #include "data/cifar.hpp"
 #include "data/file_bytes.hpp"
 #include "data/idx.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn::data {
 

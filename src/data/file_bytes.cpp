@@ -8,7 +8,7 @@
 #include <memory>
 #include <sys/stat.h>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn::data {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "data/file_bytes.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn::data {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 
 namespace hpcnn::data {
 

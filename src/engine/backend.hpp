@@ -95,7 +95,12 @@ class Backend {
     return nullptr;
   }
 
-  // ---- optimizer kernels over plain buffers of n floats ----
+  // ---- kernels over plain buffers of n floats ----
+  // data *= factor where the backend keeps its buffers (the exchanges' averaging of summed
+  // gradients). The default is the host loop of the CPU backends.
+  virtual void scale(float* data, std::size_t n, float factor) {
+    for (std::size_t i = 0; i < n; ++i) data[i] *= factor;
+  }
   virtual void sgd_step(float* w, const float* g, float* velocity, std::size_t n,
                         const SgdParams& p) = 0;
   virtual void adam_step(float* w, const float* g, float* m, float* v, std::size_t n,
@@ -142,11 +147,18 @@ struct ThreadLimit {
   int at_most;  // 0: no limit
 };
 
+// The device a GPU backend binds this rank to (hpcnn-scale --preflight shows it).
+struct GpuDevice {
+  int index = -1;
+  std::string name;    // "NVIDIA H100 80GB HBM3"
+  std::string bus_id;  // "0000:18:00.0"
+};
+
 struct BackendInfo {
   BackendInfo(std::string n, std::string d, std::function<std::unique_ptr<Backend>()> c, ThreadLimit t,
-              bool g = false, std::function<std::string()> u = {})
+              bool g = false, std::function<std::string()> u = {}, std::function<GpuDevice()> s = {})
       : name(std::move(n)), description(std::move(d)), create(std::move(c)), max_threads(t), gpu(g),
-        unavailable(std::move(u)) {}
+        unavailable(std::move(u)), select_device(std::move(s)) {}
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Backend>()> create;
@@ -154,15 +166,18 @@ struct BackendInfo {
   bool gpu = false;  // needs a GPU at run time (tests select these with --gpu)
   // Why create() would fail on this machine ("no CUDA device ..."), or empty; never throws.
   std::function<std::string()> unavailable;
+  // GPU backends: binds this rank to its GPU (as create() would) and describes it; throws when
+  // there is none.
+  std::function<GpuDevice()> select_device;
 };
 
-void register_backend(BackendInfo info);
-// Every backend this build has, in registration order (registers the built-in ones on first use).
-const std::vector<BackendInfo>& backends();
-// Throws UsageError("unknown backend 'X' (available: a, b)") when X is not built in.
-std::unique_ptr<Backend> make_backend(const std::string& name);
-// Throws UsageError("--threads N: backend 'X' accepts at most M threads") when the registered
-// backend X does not allow n threads (n <= 0, the library's default, is always allowed).
+// (The list of backends a build has is kernels/registry.hpp's: the kernels own it.)
+
+// Throws SettingError("threads", "N", "backend 'X' accepts at most M threads") when backend X
+// does not allow n threads (n <= 0, the library's default, is always allowed).
 void check_thread_limit(const BackendInfo& backend, int n);
+// The settings a CPU backend accepts: only the defaults (fp32, heuristics, auto layout); throws
+// SettingError naming the first other one. Backend::configure's default.
+void check_cpu_settings(const std::string& backend, const BackendSettings& settings);
 
 }  // namespace hpcnn

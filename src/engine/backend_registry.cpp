@@ -1,63 +1,18 @@
-// Backend registry: backends register themselves by name (builtin_backends.cpp calls them all).
-#include <algorithm>
+// What the engine says about a backend's settings, in its own terms (SettingError); the list of
+// backends is kernels/registry.cpp's.
 #include <string>
 
+#include "base/errors.hpp"
 #include "engine/backend.hpp"
-#include "engine/errors.hpp"
 
 namespace hpcnn {
-
-void register_builtin_backends();  // builtin_backends.cpp
-
-namespace {
-std::vector<BackendInfo>& registry() {
-  static std::vector<BackendInfo> list;
-  return list;
-}
-bool& builtins_registered() {
-  static bool done = false;
-  return done;
-}
-}  // namespace
-
-void register_backend(BackendInfo info) {
-  auto& list = registry();
-  auto same = [&](const BackendInfo& b) { return b.name == info.name; };
-  if (std::find_if(list.begin(), list.end(), same) != list.end()) return;
-  list.push_back(std::move(info));
-}
-
-const std::vector<BackendInfo>& backends() {
-  if (!builtins_registered()) {
-    builtins_registered() = true;
-    register_builtin_backends();
-  }
-  return registry();
-}
-
-std::unique_ptr<Backend> make_backend(const std::string& name) {
-  std::string available;
-  for (const BackendInfo& b : backends()) {
-    if (b.name == name) return b.create();
-    available += (available.empty() ? "" : ", ") + b.name;
-  }
-  throw UsageError("unknown backend '" + name + "' (available: " + available + ")");
-}
 
 void check_thread_limit(const BackendInfo& backend, int n) {
   if (n <= 0 || backend.max_threads.allows(n)) return;
-  throw UsageError(std::string("--threads ")
-                       .append(std::to_string(n))
-                       .append(": backend '")
-                       .append(backend.name)
-                       .append("' accepts at most ")
-                       .append(std::to_string(backend.max_threads.at_most))
-                       .append(" threads"));
+  throw SettingError("threads", std::to_string(n),
+                     "backend '" + backend.name + "' accepts at most " + std::to_string(backend.max_threads.at_most) +
+                         " threads");
 }
-
-}  // namespace hpcnn
-
-namespace hpcnn {
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -68,12 +23,14 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-void Backend::configure(const BackendSettings& s) {
+void check_cpu_settings(const std::string& backend, const BackendSettings& s) {
   if (s.precision != Precision::Fp32)
-    throw UsageError("--precision " + std::string(precision_name(s.precision)) + ": backend '" + name() +
-                     "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
-  if (s.cudnn_benchmark) throw UsageError("--cudnn-benchmark: backend '" + name() + "' is not cuda");
-  if (s.layout != "auto") throw UsageError("--layout " + s.layout + ": backend '" + name() + "' has no layout choice");
+    throw SettingError("precision", precision_name(s.precision),
+                       "backend '" + backend + "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
+  if (s.cudnn_benchmark) throw SettingError("cudnn_benchmark", "", "backend '" + backend + "' is not a GPU backend");
+  if (s.layout != "auto") throw SettingError("layout", s.layout, "backend '" + backend + "' is not a GPU backend");
 }
+
+void Backend::configure(const BackendSettings& s) { check_cpu_settings(name(), s); }
 
 }  // namespace hpcnn

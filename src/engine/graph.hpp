@@ -51,7 +51,7 @@ struct OpAttr {
   int lrn_size = 5;
   float lrn_alpha = 1e-4f, lrn_beta = 0.75f, lrn_k = 1.0f;
   // Dropout: zero with probability p in training, scale survivors by 1/(1-p); identity in inference.
-  // The mask is dropout_keep(seed, node, step, index) from engine/rng.hpp, so all backends agree.
+  // The mask is dropout_keep(seed, node, step, index) from base/rng.hpp, so all backends agree.
   float dropout_p = 0.5f;
 };
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 
 namespace hpcnn {
 

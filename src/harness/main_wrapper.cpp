@@ -6,9 +6,21 @@
 #include <exception>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
+#include "results/record.hpp"
 
 namespace hpcnn {
+
+std::string option_message(const SettingError& e) {
+  const Field* f = find_field(e.setting);
+  const std::string name = f && *f->option ? std::string("--") + f->option : e.setting;
+  return name + (e.value.empty() ? "" : " " + e.value) + ": " + e.detail;
+}
+
+std::string error_message(const std::exception& e) {
+  const auto* setting = dynamic_cast<const SettingError*>(&e);
+  return setting ? option_message(*setting) : e.what();
+}
 
 bool is_root_rank() {
   int initialized = 0, finalized = 0;
@@ -28,7 +40,7 @@ int suite_main(int argc, char** argv, const char* program, const std::function<i
   try {
     status = body(argc, argv);
   } catch (const UsageError& e) {
-    if (is_root_rank()) std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    if (is_root_rank()) std::fprintf(stderr, "%s: error: %s\n", program, error_message(e).c_str());
     status = 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", program, e.what());

@@ -5,9 +5,19 @@
 // so no rank hangs in a collective.
 #pragma once
 
+#include <exception>
 #include <functional>
+#include <string>
+
+#include "base/errors.hpp"
 
 namespace hpcnn {
+
+// A component's SettingError said with the option that sets it: "--threads 3: backend 'openblas'
+// accepts at most 2 threads" (the field table knows each setting's option).
+std::string option_message(const SettingError& e);
+// What the user is told of an error: option_message for a SettingError, what() otherwise.
+std::string error_message(const std::exception& e);
 
 int suite_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body);
 

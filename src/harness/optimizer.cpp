@@ -1,6 +1,6 @@
 #include "harness/optimizer.hpp"
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

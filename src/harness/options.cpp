@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

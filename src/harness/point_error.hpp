@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "results/status.hpp"
 
 namespace hpcnn {

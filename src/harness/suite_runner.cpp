@@ -28,7 +28,7 @@ std::vector<OptionSpec> output_options() {
 
 PointError PointError::from(const std::exception& e) {
   const auto* known = dynamic_cast<const StatusError*>(&e);
-  return {known ? known->status : PointStatus::Failed, e.what()};
+  return {known ? known->status : PointStatus::Failed, error_message(e)};
 }
 
 void agree_on_failure(MPI_Comm comm, const PointError& local) {

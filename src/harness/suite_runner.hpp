@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/result_file.hpp"

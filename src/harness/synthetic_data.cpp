@@ -1,7 +1,7 @@
 #include "harness/synthetic_data.hpp"
 
-#include "engine/errors.hpp"
-#include "engine/rng.hpp"
+#include "base/errors.hpp"
+#include "base/rng.hpp"
 
 namespace hpcnn {
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <sstream>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

@@ -19,7 +19,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

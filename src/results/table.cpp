@@ -6,7 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "suites/accuracy_suite.hpp"
 
 namespace hpcnn {

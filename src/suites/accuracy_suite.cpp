@@ -21,7 +21,7 @@
 #include "data/batch_loader.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
 #include "harness/main_wrapper.hpp"

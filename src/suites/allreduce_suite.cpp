@@ -14,7 +14,7 @@
 #include "collectives/exchange.hpp"
 #include "collectives/message_buffer.hpp"
 #include "collectives/mpi_cuda.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "harness/main_wrapper.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"

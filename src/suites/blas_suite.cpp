@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "kernels/registry.hpp"
 #include "engine/cpu_backend.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "engine/models.hpp"
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "suites/fp32_peak.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"

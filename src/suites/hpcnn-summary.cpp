@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "results/report.hpp"
 #include "results/result_file.hpp"
 #include "results/table.hpp"

@@ -6,10 +6,11 @@
 #include <memory>
 
 #include "config.h"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "engine/network.hpp"
 #include "harness/point_error.hpp"
 #include "harness/synthetic_data.hpp"
+#include "kernels/registry.hpp"
 
 namespace hpcnn {
 
@@ -75,34 +76,6 @@ void print_model_list() {
   std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);
 }
 
-void validate_model_names(const Options& o) {
-  for (const std::string& m : o.values("model")) find_model(m);
-  for (const std::string& b : o.values("backend")) {
-    const BackendInfo* found = nullptr;
-    std::string available;
-    for (const BackendInfo& info : backends()) {
-      if (info.name == b) found = &info;
-      available.append(available.empty() ? "" : ", ").append(info.name);
-    }
-    if (!found) throw UsageError(std::string("--backend: unknown backend '") + b + "' (available: " + available + ")");
-    // Every --threads x --backend pair, here rather than in the point: a count the library cannot
-    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
-    for (const std::string& t : o.values("threads"))
-      if (t != "default") check_thread_limit(*found, std::stoi(t));
-  }
-  // GPU-only settings, before any work: every point of the sweep combines every backend with them.
-  for (const std::string& b : o.values("backend")) {
-    bool gpu = false;
-    for (const BackendInfo& info : backends()) gpu = gpu || (info.name == b && info.gpu);
-    if (gpu) continue;
-    for (const std::string& p : o.values("precision"))
-      if (p != "fp32")
-        throw UsageError("--precision " + p + ": backend '" + b + "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
-    if (o.flag("cudnn-benchmark")) throw UsageError("--cudnn-benchmark: backend '" + b + "' is not a GPU backend");
-    if (o.str("layout") != "auto") throw UsageError("--layout " + o.str("layout") + ": backend '" + b + "' is not a GPU backend");
-  }
-}
-
 namespace {
 
 Precision precision_of(const std::string& name) {
@@ -110,6 +83,22 @@ Precision precision_of(const std::string& name) {
 }
 
 }  // namespace
+
+void validate_model_names(const Options& o) {
+  for (const std::string& m : o.values("model")) find_model(m);
+  for (const std::string& b : o.values("backend")) {
+    const BackendInfo* info = backend_registry().find(b);
+    if (!info) throw UsageError("--backend: unknown backend '" + b + "' (available: " + backend_registry().names() + ")");
+    // Every --threads x --backend pair, here rather than in the point: a count the library cannot
+    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
+    for (const std::string& t : o.values("threads"))
+      if (t != "default") check_thread_limit(*info, std::stoi(t));
+    // GPU-only settings, before any work: every point of the sweep combines every backend with them.
+    if (info->gpu) continue;
+    for (const std::string& p : o.values("precision"))
+      check_cpu_settings(b, BackendSettings{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")});
+  }
+}
 
 ModelPoint model_point_without_data(const PointSettings& s, Mode mode) {
   ModelPoint mp;

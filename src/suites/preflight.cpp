@@ -10,12 +10,8 @@
 #include "collectives/exchange.hpp"
 #include "collectives/message_buffer.hpp"
 #include "collectives/mpi_cuda.hpp"
-#include "config.h"
 #include "engine/backend.hpp"
-#ifdef HPCNN_BUILD_CUDA
-#include "collectives/nccl_allreduce.hpp"
-#include "kernels/cuda/device.hpp"
-#endif
+#include "kernels/registry.hpp"
 
 namespace hpcnn {
 
@@ -60,20 +56,27 @@ std::string check_backends(const Options& o, Row& row) {
   return cell;
 }
 
+const ExchangeInfo* nccl_scheme() {
+  for (const ExchangeInfo& e : exchanges())
+    if (e.name == "nccl") return &e;
+  return nullptr;
+}
+
 // 1-element allreduce of rank + 1 over comm: the sum must be P(P+1)/2, exact in floats.
 // Collective: every rank calls it with the same all_have_gpu.
 std::string check_nccl(MPI_Comm comm, bool all_have_gpu, Row& row) {
-#ifdef HPCNN_BUILD_CUDA
+  const ExchangeInfo* nccl = nccl_scheme();
+  if (!nccl) return "skipped: no CUDA in this build";
   if (!all_have_gpu) return "skipped: not every rank has a GPU";
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   try {
-    std::unique_ptr<Allreduce> nccl = make_nccl_allreduce(comm);  // agrees on set-up failures
+    std::unique_ptr<Allreduce> allreduce = nccl->make_allreduce(comm);  // agrees on set-up failures
     std::unique_ptr<MessageBuffer> one = make_message_buffer(true, 1);
     std::vector<float> value = {static_cast<float>(rank + 1)};
     one->fill(value);
-    nccl->run(one->data(), 1);
+    allreduce->run(one->data(), 1);
     one->read(value);
     const float want = static_cast<float>(size) * static_cast<float>(size + 1) / 2.0f;
     if (value[0] == want) return std::string("ok (sum ").append(std::to_string(static_cast<long long>(want))).append(")");
@@ -83,34 +86,22 @@ std::string check_nccl(MPI_Comm comm, bool all_have_gpu, Row& row) {
     row.failure = std::string("nccl: ").append(e.what());
   }
   return "failed";
-#else
-  (void)comm;
-  (void)all_have_gpu;
-  (void)row;
-  return "skipped: no CUDA in this build";
-#endif
 }
 
 // The GPU this rank would use: index, name, bus id; or "no GPU: reason" in the first cell.
 std::vector<std::string> check_gpu(Row& row) {
-#ifdef HPCNN_BUILD_CUDA
-  if (cuda::device_count() == 0) {
-    row.no_gpu_reason = cuda::no_device_reason();
-    return {std::string("no GPU: ").append(row.no_gpu_reason), "-", "-"};
-  }
+  const BackendInfo* gpu = gpu_backend();
+  row.no_gpu_reason = !gpu ? "this build has no CUDA" : gpu->unavailable ? gpu->unavailable() : "";
+  if (!row.no_gpu_reason.empty()) return {std::string("no GPU: ").append(row.no_gpu_reason), "-", "-"};
   try {
-    const cuda::DeviceInfo info = cuda::device_info(cuda::select_device());
+    const GpuDevice device = gpu->select_device();
     row.has_gpu = true;
-    return {std::to_string(info.device), info.name, info.bus_id};
+    return {std::to_string(device.index), device.name, device.bus_id};
   } catch (const std::exception& e) {
     row.no_gpu_reason = e.what();
     if (row.failure.empty()) row.failure = e.what();
     return {std::string("failed: ").append(row.no_gpu_reason), "-", "-"};
   }
-#else
-  row.no_gpu_reason = "this build has no CUDA";
-  return {std::string("no GPU: ").append(row.no_gpu_reason), "-", "-"};
-#endif
 }
 
 // Every rank's cells joined with \x1f, rows gathered to rank 0.

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "collectives/exchange.hpp"
-#include "engine/errors.hpp"
+#include "base/errors.hpp"
 #include "engine/network.hpp"
 #include "harness/main_wrapper.hpp"
 #include "harness/rank_series.hpp"
@@ -25,6 +25,7 @@
 #include "harness/training_loop.hpp"
 #include "suites/model_point.hpp"
 #include "suites/preflight.hpp"
+#include "kernels/registry.hpp"
 
 namespace hpcnn {
 

@@ -1,4 +1,4 @@
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 
 #include <cmath>
 
