@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "kernels/registry.hpp"
 #include "engine/graph.hpp"
-#include "engine/rng.hpp"
+#include "base/rng.hpp"
 #include "kernels/gemm/sgemm.hpp"
 
 namespace {
