@@ -8,7 +8,7 @@
 namespace hpcnn {
 
 void register_reference_backend(Registry<BackendInfo>& registry);
-#ifdef HAVE_DNNL
+#ifdef HAVE_DNNL_BACKEND
 void register_dnnl_backend(Registry<BackendInfo>& registry);
 void register_dnnl_sgemm(Registry<SgemmInfo>& registry);
 #endif
@@ -28,7 +28,7 @@ namespace {
 
 void builtin_backends(Registry<BackendInfo>& registry) {
   register_reference_backend(registry);
-#ifdef HAVE_DNNL
+#ifdef HAVE_DNNL_BACKEND
   register_dnnl_backend(registry);
 #endif
 #ifdef HAVE_OPENBLAS_BACKEND
@@ -49,7 +49,7 @@ void builtin_sgemms([[maybe_unused]] Registry<SgemmInfo>& registry) {
 #ifdef HAVE_EIGEN_BACKEND
   register_eigen_sgemm(registry);
 #endif
-#ifdef HAVE_DNNL
+#ifdef HAVE_DNNL_BACKEND
   register_dnnl_sgemm(registry);
 #endif
 }

@@ -1,8 +1,9 @@
 # hpcnn_backend.m4: HPCNN_BACKEND(name, condition), one line in configure.ac per backend folder.
 # When the shell condition holds (e.g. test "$hpcnn_have_OPENBLAS" = yes), the backend in
-# kernels/<name>/ is built into libhpcnn.a: config.h gets HAVE_<NAME>_BACKEND (which
-# src/engine/builtin_backends.cpp uses to register it) and AM_CONDITIONAL BUILD_<NAME>_BACKEND
-# is true (kernels/Makefile.inc includes kernels/<name>/Makefile.inc under it).
+# kernels/<name>/ is built as its own library: config.h gets HAVE_<NAME>_BACKEND (which
+# kernels/registry.cpp uses to register it) and AM_CONDITIONAL BUILD_<NAME>_BACKEND is true
+# (kernels/Makefile.inc includes kernels/<name>/Makefile.inc under it). One name per condition:
+# the CUDA code is the cuda backend's (BUILD_CUDA_BACKEND, HAVE_CUDA_BACKEND).
 # The list of built backends goes into the configure summary (hpcnn_backends).
 AC_DEFUN([HPCNN_BACKEND], [
 m4_pushdef([HPCNN_UP], m4_toupper([$1]))
