@@ -296,3 +296,44 @@ TEST(TrainingLoop, ARankWithoutABatchStillSynchronizesAndUpdatesTheOwner) {
   EXPECT_EQ(empty.local.loss, 0.0);
   EXPECT_EQ(sync.updates, 2);
 }
+
+// ---- positional and repeatable options (hpcnn-summary's FILE|DIR... and --where) -------------------
+
+namespace {
+const std::vector<OptionSpec>& files_specs() {
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> s = {
+        {"where", OptType::String, false, "", "F=V", "filter"},
+        {"format", OptType::Choice, false, "text", "NAME", "format", "text|csv"},
+        {"files", OptType::String, false, "", "FILE|DIR", "inputs"},
+    };
+    s[0].repeatable = true;
+    s[2].positional = true;
+    return s;
+  }();
+  return specs;
+}
+Options parse_files(const std::vector<const char*>& args) {
+  std::vector<const char*> argv = {"hpcnn-summary"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_options(files_specs(), static_cast<int>(argv.size()), argv.data());
+}
+}  // namespace
+
+TEST(Options, PositionalArgumentsAndRepeatableOptions) {
+  const Options o = parse_files({"a.h5", "--where", "x=1", "dir", "--where=y=2", "--format", "csv", "--", "--odd"});
+  EXPECT_EQ(o.values("files"), (std::vector<std::string>{"a.h5", "dir", "--odd"}));  // after "--": a file
+  EXPECT_EQ(o.values("where"), (std::vector<std::string>{"x=1", "y=2"}));
+  EXPECT_EQ(o.str("format"), "csv");
+  EXPECT_FALSE(parse_files({"--format", "csv"}).has("files"));
+  // Not repeatable: still an error; an unknown short option is not a file.
+  EXPECT_THROW(parse_files({"--format", "csv", "--format", "text", "f"}), UsageError);
+  EXPECT_THROW(parse_files({"-x", "f"}), UsageError);
+  EXPECT_THROW(parse_files({"--files", "f"}), UsageError);  // the positional spec is no option
+  // Without a positional spec, a bare word is still refused (hpcnn-train stray arguments).
+  EXPECT_NE(usage_error({"stray"}).find("'stray'"), std::string::npos);
+  const std::string help = help_text("hpcnn-summary", "s", files_specs());
+  EXPECT_NE(help.find("usage: hpcnn-summary [options] FILE|DIR..."), std::string::npos);
+  EXPECT_NE(help.find("(repeatable)"), std::string::npos);
+  EXPECT_EQ(help.find("--files"), std::string::npos);
+}

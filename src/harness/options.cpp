@@ -79,6 +79,26 @@ void check_value(const OptionSpec& spec, std::string_view value) {
   }
 }
 
+namespace {
+
+std::size_t positional_spec(std::span<const OptionSpec> specs) {
+  for (std::size_t k = 0; k < specs.size(); ++k)
+    if (specs[k].positional) return k;
+  return specs.size();
+}
+
+// A value of `spec` (split when it is a list, each element checked), added to what it has.
+void add_value(std::vector<std::string>& into, const OptionSpec& spec, const std::string& value) {
+  std::vector<std::string> items = spec.list ? split(value, ',') : std::vector<std::string>{value};
+  for (const std::string& item : items) {
+    if (item.empty()) throw UsageError(option_label(spec) + ": empty element in '" + value + "'");
+    check_value(spec, item);
+  }
+  into.insert(into.end(), items.begin(), items.end());
+}
+
+}  // namespace
+
 Options parse_options(std::span<const OptionSpec> specs, int argc, const char* const* argv) {
   Options o;
   o.specs_ = specs;
@@ -86,11 +106,24 @@ Options parse_options(std::span<const OptionSpec> specs, int argc, const char* c
   o.set_.assign(specs.size(), false);
   std::vector<bool> given(specs.size(), false);
   for (int i = 0; i < argc; ++i) o.argv_.emplace_back(argv[i]);
+  const std::size_t positional = positional_spec(specs);
+  bool options_ended = false;
 
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg.size() < 3 || arg.substr(0, 2) != "--")
-      throw UsageError(std::string("unexpected argument '") + std::string(arg) + "' (options start with --)");
+    if (!options_ended && arg == "--" && positional < specs.size()) {
+      options_ended = true;
+      continue;
+    }
+    const bool is_option = !options_ended && arg.size() >= 3 && arg.substr(0, 2) == "--";
+    if (!is_option) {
+      if (positional == specs.size() || (!options_ended && arg.size() > 1 && arg[0] == '-'))
+        throw UsageError(std::string(positional == specs.size() ? "unexpected argument '" : "unknown option '") +
+                         std::string(arg) + (positional == specs.size() ? "' (options start with --)" : "' (see --help)"));
+      o.set_[positional] = true;
+      o.values_[positional].emplace_back(arg);
+      continue;
+    }
     arg.remove_prefix(2);
     std::string_view name = arg, inline_value;
     bool has_inline = false;
@@ -101,10 +134,10 @@ Options parse_options(std::span<const OptionSpec> specs, int argc, const char* c
     }
     std::size_t k = specs.size();
     for (std::size_t s = 0; s < specs.size(); ++s)
-      if (specs[s].name == name) k = s;
+      if (specs[s].name == name && !specs[s].positional) k = s;
     if (k == specs.size()) throw UsageError(std::string("unknown option '--") + std::string(name) + "' (see --help)");
     const OptionSpec& spec = specs[k];
-    if (given[k]) throw UsageError(option_label(spec) + " given twice");
+    if (given[k] && !spec.repeatable) throw UsageError(option_label(spec) + " given twice");
     given[k] = true;
     o.set_[k] = true;
     if (spec.type == OptType::Flag) {
@@ -119,12 +152,7 @@ Options parse_options(std::span<const OptionSpec> specs, int argc, const char* c
       if (i + 1 >= argc) throw UsageError(option_label(spec) + std::string(" needs a value (") + std::string(spec.metavar) + ")");
       value = argv[++i];
     }
-    std::vector<std::string> items = spec.list ? split(value, ',') : std::vector<std::string>{value};
-    for (const std::string& item : items) {
-      if (item.empty()) throw UsageError(option_label(spec) + ": empty element in '" + value + "'");
-      check_value(spec, item);
-    }
-    o.values_[k] = std::move(items);
+    add_value(o.values_[k], spec, value);
   }
   for (std::size_t k = 0; k < specs.size(); ++k) {
     if (o.set_[k] || specs[k].default_value.empty()) continue;
@@ -189,15 +217,23 @@ std::string Options::command_line() const {
 
 std::string help_text(std::string_view program, std::string_view summary, std::span<const OptionSpec> specs) {
   std::ostringstream os;
-  os << "usage: " << program << " [options]\n" << summary << "\n\n"
-     << "Options marked [list] take comma-separated values; every combination is run.\n\n";
+  bool lists = false;
+  std::string operands;
   for (const OptionSpec& s : specs) {
+    lists = lists || s.list;
+    if (s.positional) operands.append(" ").append(s.metavar).append("...");
+  }
+  os << "usage: " << program << " [options]" << operands << "\n" << summary << "\n\n";
+  if (lists) os << "Options marked [list] take comma-separated values; every combination is run.\n\n";
+  for (const OptionSpec& s : specs) {
+    if (s.positional) continue;
     std::string left = "  --";
     left.append(s.name);
     if (s.type != OptType::Flag) left.append(" ").append(s.metavar.empty() ? "VALUE" : s.metavar);
     os << left;
     os << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << s.help;
     if (s.list) os << " [list]";
+    if (s.repeatable) os << " (repeatable)";
     if (!s.choices.empty()) os << " {" << s.choices << "}";
     if (!s.default_value.empty()) os << " (default: " << s.default_value << ")";
     os << "\n";

@@ -30,6 +30,11 @@ struct OptionSpec {
   std::string_view help;
   std::string_view choices = {};   // Choice: "a|b|c"
   double min = -1e300, max = 1e300;
+  // Given several times, the values add up (hpcnn-summary --where) instead of being an error.
+  bool repeatable = false;
+  // The arguments that are not options (hpcnn-summary's FILE|DIR...); at most one spec is, and
+  // "--" ends the options. Without one, such an argument is a usage error.
+  bool positional = false;
 };
 
 // The parsed command line: immutable after parse_options().
@@ -55,12 +60,13 @@ class Options {
   std::size_t index(std::string_view name) const;
 };
 
-// Parses `--name value`, `--name=value` and flags. Throws UsageError naming the option and the bad
-// value: unknown option, missing value, empty list element, non-numeric or out-of-range number,
-// unknown choice, an option given twice.
+// Parses `--name value`, `--name=value`, flags and, with a positional spec, the other arguments
+// ("--" ends the options). Throws UsageError naming the option and the bad value: unknown option,
+// missing value, empty list element, non-numeric or out-of-range number, unknown choice, an option
+// given twice (unless repeatable).
 Options parse_options(std::span<const OptionSpec> specs, int argc, const char* const* argv);
 
-// --help text generated from the table.
+// --help text generated from the table (a positional spec is the usage line's last word).
 std::string help_text(std::string_view program, std::string_view summary,
                       std::span<const OptionSpec> specs);
 
