@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "harness/single_op.hpp"
 #include "kernels/registry.hpp"
 #include "engine/graph.hpp"
 #include "base/rng.hpp"
@@ -68,40 +69,14 @@ void conv_bench(benchmark::State& state, const std::string& backend, ConvShape s
   const int id = g.append(OpKind::Conv, {g.input()}, a, "conv");
   g.finalize();
   const Node& node = g.node(id);
-  Tensor src, dst, diff_dst, diff_src;
-  src.shape = Shape{batch, s.c, s.hw, s.hw};
-  be->allocate(src);
-  const auto x = random_vector(src.shape.count(), 3);
-  be->write_plain(src, x.data());
-  const Tensor* srcs[] = {&src};
-  auto op = be->make_op(node, srcs, Mode::Train, dst);
-  be->allocate(dst);
-  auto w = be->alloc_floats(node.param_count), dw = be->alloc_floats(node.param_count);
-  const auto hw = random_vector(node.param_count, 4);
-  be->copy_to_device(w.get(), hw.data(), hw.size() * sizeof(float));
-  diff_dst.shape = dst.shape;
-  diff_dst.layout = dst.layout;
-  be->allocate(diff_dst);
-  const auto dy = random_vector(dst.shape.count(), 5);
-  be->write_plain(diff_dst, dy.data());
-  diff_src.shape = src.shape;
-  diff_src.layout = src.layout;
-  be->allocate(diff_src);
-  Tensor* diffs[] = {&diff_src};
-  OpContext ctx;
-  ctx.src = srcs;
-  ctx.dst = &dst;
-  ctx.weights = w.get();
-  ctx.diff_weights = dw.get();
-  ctx.diff_dst = &diff_dst;
-  ctx.diff_src = diffs;
-  op->forward(ctx);
+  SingleOp op(*be, node, Shape{batch, s.c, s.hw, s.hw}, true, 3);
+  op.forward();
   for (auto _ : state) {
-    if (backward) op->backward(ctx);
-    else op->forward(ctx);
+    if (backward) op.backward();
+    else op.forward();
     be->synchronize();
   }
-  const double fwd = 2.0 * dst.shape.count() * s.c * s.k * s.k;
+  const double fwd = 2.0 * op.output_shape().count() * s.c * s.k * s.k;
   state.counters["GFLOP/s"] = benchmark::Counter(backward ? 2 * fwd : fwd, benchmark::Counter::kIsIterationInvariantRate,
                                                  benchmark::Counter::kIs1000);
 }

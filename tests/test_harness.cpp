@@ -13,6 +13,7 @@
 #include "harness/point_error.hpp"
 #include "harness/synthetic_data.hpp"
 #include "harness/training_loop.hpp"
+#include "base/registry.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/options.hpp"
 #include "harness/stats.hpp"
@@ -336,4 +337,43 @@ TEST(Options, PositionalArgumentsAndRepeatableOptions) {
   EXPECT_NE(help.find("usage: hpcnn-summary [options] FILE|DIR..."), std::string::npos);
   EXPECT_NE(help.find("(repeatable)"), std::string::npos);
   EXPECT_EQ(help.find("--files"), std::string::npos);
+}
+
+// ---- the registry of backends, SGEMM libraries and exchange schemes -----------------------------------
+
+namespace {
+struct Entry {
+  std::string name;
+  int value = 0;
+};
+int builtin_calls = 0;
+void two_builtins(Registry<Entry>& r) {
+  ++builtin_calls;
+  r.add({"a", 1});
+  r.add({"b", 2});
+}
+}  // namespace
+
+TEST(Registry, BuiltinsOnceInOrderAndADuplicateIsAProgrammingError) {
+  Registry<Entry> r("thing", two_builtins);
+  EXPECT_EQ(builtin_calls, 0);  // filled on first use
+  ASSERT_EQ(r.all().size(), 2u);
+  EXPECT_EQ(r.all()[0].name, "a");
+  EXPECT_EQ(r.names(), "a, b");
+  EXPECT_EQ(r.find("b")->value, 2);
+  EXPECT_EQ(r.find("c"), nullptr);
+  r.all();
+  EXPECT_EQ(builtin_calls, 1);
+  r.add({"c", 3});
+  EXPECT_EQ(r.names(), "a, b, c");
+  try {
+    r.add({"a", 9});
+    ADD_FAILURE() << "a duplicate name was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "thing 'a' registered twice");
+  }
+  EXPECT_EQ(r.find("a")->value, 1);
+  // The real registries: names are unique (each would have thrown while filling).
+  EXPECT_FALSE(backends().empty());
+  EXPECT_NE(backend_registry().find("reference"), nullptr);
 }

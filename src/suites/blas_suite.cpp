@@ -23,6 +23,7 @@
 #include "suites/fp32_peak.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
+#include "harness/single_op.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
 #include "kernels/gemm/conv_lowering.hpp"
@@ -315,54 +316,16 @@ struct LayerTimes {
 
 LayerTimes time_layer(Backend& be, const LayerShape& l, const Options& o) {
   const Node& node = *l.node;
-  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
-  Tensor src;
-  src.shape = l.in;
-  be.allocate(src);
-  std::vector<float> host(l.in.count());
-  fill_random(host.data(), host.size(), seed);
-  be.write_plain(src, host.data());
-  const Tensor* srcs[] = {&src};
-  Tensor dst;
-  std::unique_ptr<Op> op = be.make_op(node, srcs, Mode::Train, dst);
-  be.allocate(dst);
-  std::shared_ptr<float> w = be.alloc_floats(node.param_count), dw = be.alloc_floats(node.param_count);
-  {
-    std::vector<float> hw(node.param_count);
-    fill_random(hw.data(), hw.size(), seed + 1);
-    for (float& v : hw) v *= 0.05f;
-    be.copy_to_device(w.get(), hw.data(), hw.size() * sizeof(float));
-  }
-  Tensor diff_dst, diff_src;
-  diff_dst.shape = dst.shape;
-  diff_dst.layout = dst.layout;
-  be.allocate(diff_dst);
-  std::vector<float> hd(dst.shape.count());
-  fill_random(hd.data(), hd.size(), seed + 2);
-  be.write_plain(diff_dst, hd.data());
-  Tensor* diffs[] = {nullptr};
-  if (l.data_grad) {
-    diff_src.shape = src.shape;
-    diff_src.layout = src.layout;
-    be.allocate(diff_src);
-    diffs[0] = &diff_src;
-  }
-  OpContext ctx;
-  ctx.src = srcs;
-  ctx.dst = &dst;
-  ctx.weights = w.get();
-  ctx.diff_weights = dw.get();
-  ctx.diff_dst = &diff_dst;
-  ctx.diff_src = diffs;
+  SingleOp op(be, node, l.in, l.data_grad, static_cast<std::uint64_t>(o.integer("seed")), 0.05f);
   const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
   std::vector<double> fwd, bwd;
   for (int i = 0; i < warmup + iters; ++i) {
     auto t0 = Clock::now();
-    op->forward(ctx);
+    op.forward();
     be.synchronize();
     const double f = since(t0);
     t0 = Clock::now();
-    op->backward(ctx);
+    op.backward();
     be.synchronize();
     const double b = since(t0);
     if (i < warmup) continue;
@@ -372,7 +335,7 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const Options& o) {
   LayerTimes t;
   t.forward_s = compute_stats(fwd).median;
   t.backward_s = compute_stats(bwd).median;
-  const Shape& out = dst.shape;
+  const Shape& out = op.output_shape();
   const double macs = node.kind == OpKind::Conv
                           ? double(out.count()) * l.in.c * node.attr.kh * node.attr.kw
                           : double(l.in.n) * out.c * l.in.per_sample();
