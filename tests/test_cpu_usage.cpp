@@ -1,6 +1,6 @@
 // UsageMonitor (harness/cpu_usage.hpp): CPU busy time shows up as user time, memory touched while
 // monitoring raises the sampled maximum, and the sample summary is a mean and a maximum. Plus the
-// FP32 peak helper (harness/fp32_peak.hpp) gives a finite positive rate.
+// FP32 peak helper (suites/fp32_peak.hpp) gives a finite positive rate.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // The oneDNN backend's public face: a factory and the registration hook called by
-// engine/builtin_backends.cpp. Everything else of kernels/dnnl/ (and every oneDNN header) stays
+// kernels/registry.cpp. Everything else of kernels/dnnl/ (and every oneDNN header) stays
 // private to that folder.
 #pragma once
 

@@ -12,7 +12,7 @@ namespace hpcnn {
 // A fresh reference backend (tests construct it directly; the registry calls this too).
 std::unique_ptr<Backend> make_reference_backend();
 
-// Adds "reference" to the backend registry (called by register_builtin_backends()).
+// Adds "reference" to the backend registry (called by kernels/registry.cpp).
 void register_reference_backend(Registry<BackendInfo>& registry);
 
 }  // namespace hpcnn

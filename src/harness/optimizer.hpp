@@ -24,7 +24,7 @@ class Optimizer {
   // params -= update(grads); asynchronous on a GPU like every backend call.
   void step(float* params, const float* grads);
   std::int64_t steps() const { return steps_; }
-  // Learning-rate schedules (harness/accuracy_suite.cpp) change the rate between steps.
+  // Learning-rate schedules (suites/accuracy_suite.cpp) change the rate between steps.
   void set_lr(float lr) { settings_.lr = lr; }
 
  private:

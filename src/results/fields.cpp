@@ -160,7 +160,7 @@ const std::vector<Field>& fields() {
       {"layer",           S, "",         "%s",     "layers of one shape, joined by +; in a layers point all shapes, comma-separated", Figure, ""},
       {"layer_shapes",    S, "",         "%s",     "forward GEMM shape of every distinct conv/fc layer, comma-separated: the columns of the layer_* arrays", Setting, ""},
       {"layer_count",     I, "",         "%lld",   "layers of this shape in the model (row of --table blas, sweep layers)", Figure, ""},
-      {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured FP32 FMA peak with min(threads, CPUs) threads (harness/fp32_peak.hpp)", Figure, ""},
+      {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured FP32 FMA peak with min(threads, CPUs) threads (suites/fp32_peak.hpp)", Figure, ""},
       {"peak_fraction",   F, "",         "%.3f",   "gflops / peak_gflops", Figure, ""},
       {"gemm_check_error", F, "",        "%.3g",   "largest |c - ref| / sum|a b| over 64 sampled SGEMM entries (double reference); above 2 k 2^-24 fails the point", Figure, ""},
       // GPU points (issue 7)

@@ -165,13 +165,34 @@ std::shared_ptr<float> host_floats(std::size_t n) {
   return std::shared_ptr<float>(p, static_cast<float*>(p.get()));
 }
 
-void set_common(Record& r, const char* sweep, const std::string& backend, int threads, const SweepPoint& p,
-                int ranks) {
+// A point of hpcnn-blas, in types (the model of --sweep layers and model is a ModelPoint).
+struct BlasPoint {
+  std::string library;          // --backend: an SGEMM library (gemm) or a backend (layers, model)
+  std::string threads_setting;  // as asked: a number or "default"
+  int threads = 0;              // 0: the library's default
+  int m = 0, n = 0, k = 0;      // --sweep gemm: C[M][N] += A[M][K] B[K][N]
+  std::uint64_t seed = 1;
+  int iters = 0, warmup = 0;
+};
+
+BlasPoint blas_point(const PointSettings& s, const std::string& sweep) {
+  BlasPoint bp;
+  bp.library = s.str("backend");
+  bp.threads_setting = s.str("threads");
+  bp.threads = static_cast<int>(s.integer("threads"));
+  if (sweep == "gemm") parse_gemm_size(s.str("sizes"), bp.m, bp.n, bp.k);
+  bp.seed = static_cast<std::uint64_t>(s.integer("seed"));
+  bp.iters = static_cast<int>(s.integer("iters"));
+  bp.warmup = static_cast<int>(s.integer("warmup"));
+  return bp;
+}
+
+void set_common(Record& r, const char* sweep, const std::string& backend, int threads, const BlasPoint& bp, int ranks) {
   r.set("suite", std::string(kProgram));
   r.set("sweep", std::string(sweep));
   r.set("backend", backend);
   r.set("threads", std::int64_t{threads});
-  r.set("threads_setting", p.str("threads"));
+  r.set("threads_setting", bp.threads_setting);
   r.set("ranks", std::int64_t{ranks});
 }
 
@@ -206,21 +227,20 @@ double gemm_check(const float* a, const float* b, const float* c, int m, int n, 
   return worst;
 }
 
-ResultPoint gemm_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
+ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libraries) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  int m = 0, n = 0, k = 0;
-  parse_gemm_size(p.str("sizes"), m, n, k);
-  std::unique_ptr<Sgemm> lib = make_sgemm(p.str("backend"));
-  lib->set_threads(static_cast<int>(p.integer("threads")));
+  const int m = bp.m, n = bp.n, k = bp.k;
+  std::unique_ptr<Sgemm> lib = make_sgemm(bp.library);
+  lib->set_threads(bp.threads);
   add_versions(libraries, lib->versions());
-  const auto seed = static_cast<std::uint64_t>(o.integer("seed"));
+  const std::uint64_t seed = bp.seed;
   std::shared_ptr<float> a = host_floats(std::size_t(m) * k), b = host_floats(std::size_t(k) * n),
                          c = host_floats(std::size_t(m) * n);
   fill_random(a.get(), std::size_t(m) * k, seed);
   fill_random(b.get(), std::size_t(k) * n, seed + 1);
-  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+  const int warmup = bp.warmup, iters = bp.iters;
   for (int i = 0; i < warmup; ++i) lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
   // Every rank times the same number of calls (the series are gathered as one array).
   std::vector<double> calls;
@@ -246,11 +266,11 @@ ResultPoint gemm_point(const Options& o, const SweepPoint& p, MPI_Comm comm, Lib
   const Stats st = slowest_rank_stats(out.arrays[0]);
   const double flops = 2.0 * m * n * k, gflops = st.median > 0 ? flops / st.median * 1e-9 : 0.0;
   Record& r = out.record;
-  set_common(r, "gemm", lib->name(), lib->threads(), p, size);
+  set_common(r, "gemm", lib->name(), lib->threads(), bp, size);
   r.set("size", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   r.set("iters", std::int64_t{count});
   r.set("warmup", std::int64_t{warmup});
-  r.set("seed", o.integer("seed"));
+  r.set("seed", static_cast<std::int64_t>(seed));
   r.set("sec_per_iter", st.median);
   r.set("iter_median_s", st.median);
   r.set("iter_min_s", st.min);
@@ -314,10 +334,10 @@ struct LayerTimes {
   std::string shape;
 };
 
-LayerTimes time_layer(Backend& be, const LayerShape& l, const Options& o) {
+LayerTimes time_layer(Backend& be, const LayerShape& l, const BlasPoint& bp) {
   const Node& node = *l.node;
-  SingleOp op(be, node, l.in, l.data_grad, static_cast<std::uint64_t>(o.integer("seed")), 0.05f);
-  const int warmup = static_cast<int>(o.integer("warmup")), iters = static_cast<int>(o.integer("iters"));
+  SingleOp op(be, node, l.in, l.data_grad, bp.seed, 0.05f);
+  const int warmup = bp.warmup, iters = bp.iters;
   std::vector<double> fwd, bwd;
   for (int i = 0; i < warmup + iters; ++i) {
     auto t0 = Clock::now();
@@ -345,11 +365,10 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const Options& o) {
   return t;
 }
 
-ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
+ResultPoint layers_point(const ModelPoint& mp, const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libraries) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const ModelPoint mp = model_point(PointSettings(o, p), Mode::Train);
   const Graph graph = build_point_graph(mp, false);
   std::unique_ptr<Backend> be = make_point_backend(mp, libraries);
   const std::vector<LayerShape> layers = distinct_layers(graph, mp.batch);
@@ -357,7 +376,7 @@ ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, L
   std::string shapes, names;
   double total_fwd = 0, total_bwd = 0, total_flops = 0;
   for (const LayerShape& l : layers) {
-    const LayerTimes t = time_layer(*be, l, o);
+    const LayerTimes t = time_layer(*be, l, bp);
     fwd_s.push_back(t.forward_s);
     bwd_s.push_back(t.backward_s);
     fwd_gf.push_back(t.forward_s > 0 ? t.forward_flops / t.forward_s * 1e-9 : 0.0);
@@ -380,7 +399,7 @@ ResultPoint layers_point(const Options& o, const SweepPoint& p, MPI_Comm comm, L
   Record& r = out.record;
   set_model_fields(r, kProgram, mp, *be, graph, size);
   set_iteration_settings(r, mp);
-  set_common(r, "layers", mp.backend, be->threads(), p, size);
+  set_common(r, "layers", mp.backend, be->threads(), bp, size);
   r.set("mode", std::string("train"));
   r.set("layer_shapes", shapes);
   r.set("layer", names);
@@ -408,7 +427,7 @@ ResultPoint model_sweep_point(const Options& o, const SweepPoint& p, MPI_Comm co
   if (rank != 0) return out;
   Record& r = out.record;
   r.set("sweep", std::string("model"));
-  r.set("threads_setting", p.str("threads"));
+  r.set("threads_setting", PointSettings(o, p).str("threads"));
   if (const auto t = r.number("iter_median_s")) r.set("sec_per_iter", *t);
   const auto threads = r.number("threads"), gflops = r.number("gflops");
   if (threads && gflops) set_peak(r, *gflops, static_cast<int>(*threads));
@@ -456,8 +475,9 @@ int run_blas_suite(int argc, char** argv) {
   def.validate = validate;
   def.run_point = [](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
     const std::string k = o.str("sweep");
-    if (k == "gemm") return gemm_point(o, p, comm, libs);
-    if (k == "layers") return layers_point(o, p, comm, libs);
+    if (k == "gemm") return gemm_point(blas_point(PointSettings(o, p), k), comm, libs);
+    if (k == "layers")
+      return layers_point(model_point(PointSettings(o, p), Mode::Train), blas_point(PointSettings(o, p), k), comm, libs);
     return model_sweep_point(o, p, comm, libs);
   };
   return run_suite(def, argc, argv);

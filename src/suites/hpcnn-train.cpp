@@ -1,5 +1,5 @@
 // hpcnn-train: training throughput on one device per rank (forward + loss + backward + update).
-// With --data, --preset or --epochs it trains on a real data set instead (harness/accuracy_suite.hpp).
+// With --data, --preset or --epochs it trains on a real data set instead (suites/accuracy_suite.hpp).
 #include "suites/accuracy_suite.hpp"
 #include "harness/main_wrapper.hpp"
 #include "suites/model_suite.hpp"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The may-call table of docs/ARCHITECTURE.md, checked: every #include "..." of the project's own
+# headers in src/, kernels/ and collectives/ must point into a folder its own folder may call.
+# Fails naming each include that breaks the table (file, line, header).
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+cd "$HPCNN_SRCDIR"
+
+# allowed FOLDER: the header prefixes a file under FOLDER may include (besides its own folder).
+allowed() {
+  case "$1" in
+    src/base) echo "base/" ;;
+    src/engine) echo "base/ engine/" ;;
+    src/data) echo "base/ data/" ;;
+    src/results) echo "base/ results/" ;;
+    src/harness) echo "base/ engine/ results/ harness/" ;;
+    src/suites) echo "base/ engine/ data/ collectives/ results/ harness/ suites/ kernels/registry.hpp kernels/gemm/" ;;
+    collectives) echo "base/ engine/ collectives/ harness/optimizer.hpp" ;;
+    kernels | kernels/*) echo "base/ engine/ kernels/" ;;
+  esac
+}
+# Files allowed one more header: the CUDA-only files of collectives use the cuda backend's device
+# selection (docs/ARCHITECTURE.md, collectives row).
+extra() {
+  case "$1" in
+    collectives/gpu_exchanges.cpp | collectives/nccl_allreduce.cpp) echo "kernels/cuda/device.hpp" ;;
+  esac
+}
+
+# may_include FILE HEADER: whether FILE's folder (or FILE itself) may include HEADER.
+may_include() {
+  local p
+  for p in $(allowed "$(dirname "$1")") $(extra "$1") config.h; do [[ $2 == "$p"* ]] && return 0; done
+  return 1
+}
+
+# The check must be able to fail: the engine including a suite, a backend the harness.
+for bad in "src/engine/network.cpp suites/model_suite.hpp" "kernels/dnnl/conv.cpp harness/options.hpp" \
+           "collectives/ring.cpp kernels/cuda/device.hpp"; do
+  if may_include $bad; then echo "FAIL: the check accepts $bad"; fail=1; fi
+done
+
+checked=0
+while IFS= read -r file; do
+  while IFS=: read -r line header; do
+    checked=$((checked + 1))
+    may_include "$file" "$header" && continue
+    echo "FAIL: $file:$line includes \"$header\", which $(dirname "$file") may not call (docs/ARCHITECTURE.md)"
+    fail=1
+  done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+done < <(find src kernels collectives \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) | sort)
+
+echo "layering: $checked includes checked"
+exit $fail
