@@ -16,7 +16,7 @@
 #include "kernels/registry.hpp"
 #include "engine/graph.hpp"
 #include "base/rng.hpp"
-#include "kernels/gemm/sgemm.hpp"
+#include "engine/sgemm.hpp"
 
 namespace {
 

@@ -18,8 +18,9 @@ const char* exchange_memory_name(ExchangeMemory m) {
 ExchangeMemory choose_exchange_memory(const ExchangeInfo& scheme, const Backend& backend) {
   if (!backend.is_gpu()) {
     if (scheme.access == BufferAccess::Device)
-      throw UsageError(std::string("--exchange ").append(scheme.name).append(": works on GPU memory only; backend '")
-                           .append(backend.name()).append("' is a CPU backend (use a GPU backend, e.g. --backend cuda)"));
+      throw SettingError("exchange", scheme.name,
+                         "works on GPU memory only; backend '" + backend.name() +
+                             "' is a CPU backend (use a GPU backend, e.g. --backend cuda)");
     return ExchangeMemory::Host;
   }
   switch (scheme.access) {

@@ -56,8 +56,8 @@ class ParameterServer : public Exchange {
     MPI_Comm_size(s.world, &size_);
     servers_ = s.servers;
     if (servers_ < 1 || servers_ >= size_)
-      throw UsageError("--ps-servers " + std::to_string(servers_) + ": the parameter server needs 1 <= servers < ranks (" +
-                       std::to_string(size_) + " ranks)");
+      throw SettingError("ps_servers", std::to_string(servers_),
+                         "the parameter server needs 1 <= servers < ranks (" + std::to_string(size_) + " ranks)");
     worker_count_ = size_ - servers_;
     MPI_Comm_dup(s.world, &comm_);
     const bool worker = rank_ < worker_count_;
@@ -77,7 +77,7 @@ class ParameterServer : public Exchange {
         const std::size_t a = std::max(lo, bk.offset), e = std::min(hi, bk.offset + bk.count);
         if (a >= e) continue;
         const int tag = static_cast<int>(shards_[static_cast<std::size_t>(k)].size());
-        if (tag >= kWeightsTag) throw UsageError("--bucket-mb: too many buckets per parameter-server shard");
+        if (tag >= kWeightsTag) throw SettingError("bucket_mb", "", "too many buckets per parameter-server shard");
         shards_[static_cast<std::size_t>(k)].push_back({static_cast<int>(b), a, e - a, tag});
         bucket_pieces_[b].push_back({k, shards_[static_cast<std::size_t>(k)].size() - 1});
       }

@@ -9,7 +9,7 @@
 
 #include "base/registry.hpp"
 #include "engine/backend.hpp"
-#include "kernels/gemm/sgemm.hpp"
+#include "engine/sgemm.hpp"
 
 namespace hpcnn {
 
@@ -20,5 +20,10 @@ const std::vector<BackendInfo>& backends();
 std::unique_ptr<Backend> make_backend(const std::string& name);
 // The GPU backend of this build, or nullptr (a build without CUDA).
 const BackendInfo* gpu_backend();
+
+// Every SGEMM library this build has, in registration order.
+const std::vector<SgemmInfo>& sgemm_libraries();
+// Throws UsageError("unknown library 'X' (available: a, b)").
+std::unique_ptr<Sgemm> make_sgemm(const std::string& name);
 
 }  // namespace hpcnn

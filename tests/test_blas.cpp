@@ -20,7 +20,7 @@
 #include "base/rng.hpp"
 #include "suites/blas_suite.hpp"
 #include "kernels/gemm/conv_lowering.hpp"
-#include "kernels/gemm/sgemm.hpp"
+#include "engine/sgemm.hpp"
 
 namespace hpcnn {
 namespace {

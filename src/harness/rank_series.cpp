@@ -1,6 +1,8 @@
 #include "harness/rank_series.hpp"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace hpcnn {
 
@@ -13,6 +15,56 @@ Array gather_series(const std::string& name, const std::vector<double>& mine, MP
   MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, a.data.data(),
              static_cast<int>(mine.size()), MPI_DOUBLE, 0, comm);
   return a;
+}
+
+namespace {
+
+// MPI_Gatherv of `count` elements of `type` per rank; `counts` gets every rank's count (rank 0).
+template <class T>
+std::vector<T> gather_variable(const T* mine, int count, MPI_Datatype type, MPI_Comm comm, std::vector<int>& counts) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  counts.assign(static_cast<std::size_t>(size), 0);
+  std::vector<int> displs(static_cast<std::size_t>(size), 0);
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  int total = 0;
+  for (int r = 0; r < size && rank == 0; ++r) {
+    displs[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<T> all(static_cast<std::size_t>(total));
+  MPI_Gatherv(mine, count, type, all.data(), counts.data(), displs.data(), type, 0, comm);
+  return all;
+}
+
+}  // namespace
+
+std::vector<double> gather_all(const std::vector<double>& mine, MPI_Comm comm) {
+  std::vector<int> counts;
+  return gather_variable(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, comm, counts);
+}
+
+std::vector<std::vector<std::string>> gather_strings(const std::vector<std::string>& mine, MPI_Comm comm) {
+  std::string joined;  // every string followed by \x1f
+  for (const std::string& c : mine) joined.append(c).push_back('\x1f');
+  std::vector<int> counts;
+  const std::vector<char> all = gather_variable(joined.data(), static_cast<int>(joined.size()), MPI_CHAR, comm, counts);
+  std::vector<std::vector<std::string>> out;
+  std::size_t at = 0;
+  for (const int n : counts) {
+    std::vector<std::string> row;
+    std::string cell;
+    for (int i = 0; i < n; ++i, ++at) {
+      if (all[at] == '\x1f') row.push_back(std::exchange(cell, {}));
+      else cell.push_back(all[at]);
+    }
+    out.push_back(std::move(row));
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) out.clear();
+  return out;
 }
 
 std::vector<double> max_over_ranks(const Array& a) {

@@ -17,6 +17,11 @@ namespace hpcnn {
 // The unit comes from array_fields() (results/record.hpp).
 Array gather_series(const std::string& name, const std::vector<double>& mine, MPI_Comm comm);
 
+// Variable-length gathers to rank 0 of comm (empty elsewhere): every rank's values, rank after
+// rank; and every rank's list of strings (one inner vector per rank).
+std::vector<double> gather_all(const std::vector<double>& mine, MPI_Comm comm);
+std::vector<std::vector<std::string>> gather_strings(const std::vector<std::string>& mine, MPI_Comm comm);
+
 // Per column (iteration) the maximum over rows (ranks) of a [ranks][n] array.
 std::vector<double> max_over_ranks(const Array& a);
 

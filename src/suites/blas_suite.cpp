@@ -27,7 +27,7 @@
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
 #include "kernels/gemm/conv_lowering.hpp"
-#include "kernels/gemm/sgemm.hpp"
+#include "engine/sgemm.hpp"
 
 namespace hpcnn {
 

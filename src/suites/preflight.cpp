@@ -11,6 +11,7 @@
 #include "collectives/message_buffer.hpp"
 #include "collectives/mpi_cuda.hpp"
 #include "engine/backend.hpp"
+#include "harness/rank_series.hpp"
 #include "kernels/registry.hpp"
 
 namespace hpcnn {
@@ -104,37 +105,6 @@ std::vector<std::string> check_gpu(Row& row) {
   }
 }
 
-// Every rank's cells joined with \x1f, rows gathered to rank 0.
-std::vector<std::vector<std::string>> gather_rows(const std::vector<std::string>& cells, MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  std::string mine;
-  for (const std::string& c : cells) mine.append(c).push_back('\x1f');
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-  int total = 0;
-  for (int r = 0; r < size && rank == 0; ++r) {
-    offsets[static_cast<std::size_t>(r)] = total;
-    total += lengths[static_cast<std::size_t>(r)];
-  }
-  std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
-  std::vector<std::vector<std::string>> rows;
-  if (rank != 0) return rows;
-  for (int r = 0; r < size; ++r) {
-    std::vector<std::string> row;
-    std::string cell;
-    for (int i = 0; i < lengths[static_cast<std::size_t>(r)]; ++i) {
-      const char c = all[static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)] + i)];
-      if (c == '\x1f') row.push_back(std::exchange(cell, {}));
-      else cell.push_back(c);
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(kHeader.size());
@@ -178,11 +148,11 @@ int run_preflight(const Options& o, MPI_Comm comm) {
   if (row.failure.empty() && row.gpu_wanted && !row.has_gpu)
     row.failure = std::string("a GPU was asked for (GPU backend or --exchange nccl) but rank ")
                       .append(std::to_string(rank)).append(" has none: ").append(row.no_gpu_reason);
-  const auto rows = gather_rows({std::to_string(rank), std::string(host, static_cast<std::size_t>(host_length)),
+  const auto rows = gather_strings({std::to_string(rank), std::string(host, static_cast<std::size_t>(host_length)),
                                  std::to_string(local_rank(comm)), gpu[0], gpu[1], gpu[2], nccl, aware, backends},
                                 comm);
   // The lowest failing rank's failure decides the exit status on every rank.
-  const std::vector<std::vector<std::string>> failures = gather_rows({row.failure, row.no_gpu_reason}, comm);
+  const std::vector<std::vector<std::string>> failures = gather_strings({row.failure, row.no_gpu_reason}, comm);
   int failed = row.failure.empty() ? 0 : 1, any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
   if (rank == 0) {

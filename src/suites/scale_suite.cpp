@@ -370,24 +370,6 @@ std::unique_ptr<Exchange> make_exchange(const ExchangeInfo& scheme, const Exchan
   return exchange;
 }
 
-// Variable-length gather of doubles to rank 0 of comm.
-std::vector<double> gather_all(const std::vector<double>& mine, MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int n = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  int total = 0;
-  for (int r = 0; r < size && rank == 0; ++r) {
-    displs[static_cast<std::size_t>(r)] = total;
-    total += counts[static_cast<std::size_t>(r)];
-  }
-  std::vector<double> all(static_cast<std::size_t>(total));
-  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm);
-  return all;
-}
-
 // Bytes per iteration of every rank (workers: timed iterations; servers: the whole run / steps),
 // the staleness of every push, and the largest peak RSS; gathered to rank 0.
 struct RankFigures {
