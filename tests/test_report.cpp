@@ -156,8 +156,48 @@ TEST_F(ReportFiles, WhereByAndTablesEndToEnd) {
   ASSERT_EQ(summary("--format csv --columns model,batch --where model=resnet18 --by batch " + d, &out), 0) << out;
   EXPECT_EQ(out, "model,batch\nresnet18,16\nresnet18,64\n");
   EXPECT_EQ(summary("--table nosuch " + d, &out), 2) << out;
-  for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu", "gpu"})
+  for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu", "gpu", "allreduce", "scaling"})
     EXPECT_EQ(summary(std::string("--table ") + t + " " + d, &out), 0) << t << ": " << out;
+}
+
+// Without --table or --columns every file is shown in the table of its kind; files of several
+// kinds give one table each under a "# NAME: ..." line; --plot then needs --table.
+TEST_F(ReportFiles, DefaultTableFollowsWhatTheFilesHold) {
+  const std::string train = write("mixed", {row("lenet5", 8, 300)});
+  Record a;
+  a.set("suite", "hpcnn-allreduce");
+  a.set("exchange", "ring");
+  a.set("ranks", std::int64_t{2});
+  a.set("size_bytes", std::int64_t{1024});
+  for (const char* f : {"time_avg_us", "time_min_us", "time_max_us", "algbw_gbs", "busbw_gbs"}) a.set(f, 1.5);
+  a.set("wrong", std::int64_t{0});
+  a.set("status", "ok");
+  {
+    ResultWriter w(dir_ + "/mixed", "hpcnn-allreduce");
+    w.add_point({a, {}, PointStatus::Ok, {}});
+    Provenance p;
+    p.command_line = "test";
+    w.commit(p);
+    ResultWriter only(dir_ + "/ar", "hpcnn-allreduce");
+    only.add_point({a, {}, PointStatus::Ok, {}});
+    only.commit(p);
+  }
+  std::string out;
+  ASSERT_EQ(summary("--format csv " + dir_ + "/ar", &out), 0) << out;
+  EXPECT_EQ(out.substr(0, out.find('\n')), "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,status");
+  EXPECT_NE(out.find("ring,2,1024,1.5,1.5,1.5,1.5,1.5,0,,ok"), std::string::npos) << out;
+  EXPECT_EQ(out.find('#'), std::string::npos);  // one kind: no heading
+  ASSERT_EQ(summary("--format csv " + train, &out), 0) << out;
+  EXPECT_NE(out.find("# throughput:"), std::string::npos) << out;
+  EXPECT_NE(out.find("# allreduce:"), std::string::npos) << out;
+  EXPECT_NE(out.find("hpcnn-train,lenet5,reference,,8"), std::string::npos) << out;
+  EXPECT_NE(out.find("ring,2,1024"), std::string::npos) << out;
+  // --table (or --columns) puts every file in one table again.
+  ASSERT_EQ(summary("--format csv --table throughput " + train, &out), 0) << out;
+  EXPECT_EQ(out.find('#'), std::string::npos) << out;
+  EXPECT_EQ(summary("--format csv --table scaling " + train, &out), 0) << out;
+  EXPECT_EQ(summary("--plot " + dir_ + "/mixed.png " + train, &out), 1) << out;
+  EXPECT_NE(out.find("several kinds of results"), std::string::npos) << out;
 }
 
 TEST(Report, OpsPresetRows) {

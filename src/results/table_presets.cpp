@@ -140,6 +140,14 @@ const std::vector<TablePreset>& table_presets() {
        "resident memory per point: peak (getrusage) and sampled average and maximum (paper 000 Fig 2)", nullptr},
       {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",
        "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
+      // distributed points (issue 6): hpcnn-allreduce's nccl-tests-like table, hpcnn-scale's
+      // efficiency against linear scaling (paper 000 Figs 5-7; --plot draws the linear line)
+      {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,status",
+       "hpcnn-allreduce: time per call and algorithm/bus bandwidth per scheme, rank count and size, with the elements found wrong",
+       nullptr},
+      {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",
+       "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (paper 000 Figs 5-7)",
+       nullptr},
       // GPU points (issue 7)
       {"gpu", "suite,model,backend,dataset,precision,batch,ranks,img_per_s,gpu_peak_mib,gpu_used_mib,joules_per_image,gpu_power_w",
        "GPU points: throughput, peak device memory (paper 000 Fig 2 on a GPU) and energy per image (NVML)", nullptr},
@@ -151,6 +159,19 @@ const TablePreset* find_table_preset(const std::string& name) {
   for (const TablePreset& p : table_presets())
     if (name == p.name) return &p;
   return nullptr;
+}
+
+const TablePreset& preset_for(const ResultRun& run) {
+  const char* name = "throughput";
+  if (!run.points.empty()) {
+    const Record& r = run.points.front().record;
+    const std::string suite = r.text("suite");
+    if (suite == "hpcnn-allreduce") name = "allreduce";
+    else if (suite == "hpcnn-scale") name = "scaling";
+    else if (suite == "hpcnn-blas") name = "blas";
+    else if (r.get("epochs")) name = "accuracy";  // hpcnn-train --data
+  }
+  return *find_table_preset(name);
 }
 
 std::vector<Record> preset_rows(const TablePreset& preset, const ResultRun& run) {

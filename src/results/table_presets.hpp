@@ -26,6 +26,11 @@ struct TablePreset {
 const std::vector<TablePreset>& table_presets();  // in --help order; the first is the default
 const TablePreset* find_table_preset(const std::string& name);  // nullptr when unknown
 
+// The table that shows what a run holds (hpcnn-summary without --table or --columns):
+// allreduce for hpcnn-allreduce files, scaling for hpcnn-scale, blas for hpcnn-blas, accuracy for
+// real-data training, throughput otherwise.
+const TablePreset& preset_for(const ResultRun& run);
+
 // Rows of a preset for a run: its expander's rows, or the records of the points.
 std::vector<Record> preset_rows(const TablePreset& preset, const ResultRun& run);
 

@@ -29,7 +29,9 @@ const char* const kProgram = "hpcnn-summary";
 const std::vector<OptionSpec>& summary_options() {
   static const std::vector<OptionSpec> specs = [] {
     std::vector<OptionSpec> s = {
-        {"table", OptType::String, false, "", "NAME", "which table to print (default: the first listed below)"},
+        {"table", OptType::String, false, "", "NAME",
+         "which table to print (default: the one that fits what the files hold, one table per kind; throughput with "
+         "--columns or --compare)"},
         {"format", OptType::Choice, false, "text", "NAME", "table format", "text|csv|markdown"},
         {"columns", OptType::String, false, "", "a,b,c", "fields to show, in order (default: the table's)"},
         {"where", OptType::String, false, "", "F=V,...", "only rows whose fields have these values (all must hold)"},
@@ -55,7 +57,7 @@ const std::vector<OptionSpec>& summary_options() {
 // What the command line asks for, checked and typed.
 struct Config {
   TableFormat format = TableFormat::Text;
-  const TablePreset* table = &table_presets().front();
+  const TablePreset* table = nullptr;  // --table; nullptr: the table that fits each file's kind
   std::vector<std::string> columns;  // empty: the table's default columns
   std::vector<std::string> paths;
   std::vector<std::pair<std::string, std::string>> where;
@@ -98,7 +100,7 @@ void print_help() {
   std::printf("%s", help_text(kProgram, "Prints one table row per point of every hpcnn result file given, or found (*.h5) under DIR.",
                               summary_options())
                         .c_str());
-  std::printf("\ntables (for --table; the first is the default):\n");
+  std::printf("\ntables (for --table):\n");
   for (const TablePreset& p : table_presets()) {
     std::printf("  %-16s %s\n", p.name, p.help);
     std::printf("  %-16s columns: %s\n", "", p.columns);
@@ -111,39 +113,62 @@ void print_help() {
   std::printf("\nexit status: 0 ok, 1 a file could not be read or none was found, 2 bad command line\n");
 }
 
-// The preset's rows of every file under `paths`, filtered and sorted as asked. A file that cannot
-// be read gets one line on stderr (naming it) and status 1; the others are still read.
-std::vector<Record> read_rows(const Config& config, const std::vector<std::string>& paths, std::size_t& good,
-                              int& status) {
+// Every result file under `paths`. A file that cannot be read gets one line on stderr (naming it)
+// and status 1; the others are still read. RuntimeError when there is no file at all.
+std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& status) {
   std::vector<std::string> files = find_result_files(paths);
   if (files.empty()) {
     std::string where;
     for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
     throw RuntimeError("no result files (*.h5) found in " + where);
   }
-  std::vector<Record> records;
+  std::vector<ResultRun> runs;
   for (const std::string& file : files) {
     try {
-      ResultRun run = read_result_file(file);
-      for (Record& row : preset_rows(*config.table, run))
-        if (row_matches(row, config.where)) records.push_back(std::move(row));
-      ++good;
+      runs.push_back(read_result_file(file));
     } catch (const RuntimeError& e) {
       std::fflush(stdout);
       std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());  // names the file
       status = 1;
     }
   }
+  return runs;
+}
+
+// The preset's rows of the runs, filtered and sorted as asked.
+std::vector<Record> rows_of(const TablePreset& table, const std::vector<const ResultRun*>& runs, const Config& config) {
+  std::vector<Record> records;
+  for (const ResultRun* run : runs)
+    for (Record& row : preset_rows(table, *run))
+      if (row_matches(row, config.where)) records.push_back(std::move(row));
   sort_rows(records, config.by);
   return records;
 }
 
+// The runs grouped by the table they are shown in: --table (or throughput with --columns or
+// --compare) for all, else each run's own kind, in the order of table_presets().
+std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> tables_for(const Config& config,
+                                                                                      const std::vector<ResultRun>& runs) {
+  std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> groups;
+  const bool fixed = config.table || !config.columns.empty() || !config.compare.empty();
+  const TablePreset* fixed_table = config.table ? config.table : &table_presets().front();
+  for (const TablePreset& preset : table_presets()) {
+    std::vector<const ResultRun*> members;
+    for (const ResultRun& run : runs)
+      if (fixed ? &preset == fixed_table : &preset_for(run) == &preset) members.push_back(&run);
+    if (!members.empty() || (fixed && &preset == fixed_table)) groups.emplace_back(&preset, std::move(members));
+  }
+  return groups;
+}
+
 // --compare: the verdict of every matched point; 1 on a regression or a baseline point without a
 // current one.
-int compare_with_baseline(const Config& config, const std::vector<Record>& records) {
-  std::size_t base_good = 0;
+int compare_with_baseline(const Config& config, const TablePreset& table, const std::vector<Record>& records) {
   int status = 0;
-  const std::vector<Record> baseline = read_rows(config, {config.compare}, base_good, status);
+  const std::vector<ResultRun> runs = read_runs({config.compare}, status);
+  std::vector<const ResultRun*> all;
+  for (const ResultRun& run : runs) all.push_back(&run);
+  const std::vector<Record> baseline = rows_of(table, all, config);
   const bool higher_is_better = std::string(find_field(config.metric)->unit) != "s";  // times: lower is better
   const Comparison c = compare_rows(baseline, records, config.metric, higher_is_better, config.tolerance);
   std::fflush(stdout);
@@ -154,6 +179,19 @@ int compare_with_baseline(const Config& config, const std::vector<Record>& recor
               c.compared, c.regressions.size(), 100.0 * config.tolerance, config.metric.c_str(), c.missing.size());
   if (!c.regressions.empty() || !c.missing.empty() || c.compared == 0) status = 1;
   return status;
+}
+
+// --plot of one table (the files hold one kind of results, or --table chose).
+int plot(const Config& config, const TablePreset& table, const std::vector<Record>& records) {
+  std::fflush(stdout);
+  try {
+    plot_rows(table.name, records, config.plot);
+    std::fprintf(stderr, "%s: plot written to %s\n", kProgram, config.plot.c_str());
+    return 0;
+  } catch (const RuntimeError& e) {
+    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
+    return 1;
+  }
 }
 
 int run(int argc, char** argv) {
@@ -170,21 +208,23 @@ int run(int argc, char** argv) {
   if (config.paths.empty()) throw UsageError("no FILE or DIR given (see --help)");
 
   int status = 0;
-  std::size_t good = 0;
-  std::vector<Record> records = read_rows(config, config.paths, good, status);
-  std::vector<std::string> columns = config.columns.empty() ? parse_columns(config.table->columns) : config.columns;
-  if (good > 0) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
-  if (!config.plot.empty() && good > 0) {
-    std::fflush(stdout);
-    try {
-      plot_rows(config.table->name, records, config.plot);
-      std::fprintf(stderr, "%s: plot written to %s\n", kProgram, config.plot.c_str());
-    } catch (const RuntimeError& e) {
-      std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
-      status = 1;
-    }
+  const std::vector<ResultRun> runs = read_runs(config.paths, status);
+  const auto groups = tables_for(config, runs);
+  bool first = true;
+  for (const auto& [table, members] : groups) {
+    const std::vector<Record> records = rows_of(*table, members, config);
+    const std::vector<std::string> columns = config.columns.empty() ? parse_columns(table->columns) : config.columns;
+    // Files of several kinds: one table each, under a comment line naming it (csv readers skip '#').
+    if (groups.size() > 1) std::printf("%s# %s: %s\n", first ? "" : "\n", table->name, table->help);
+    first = false;
+    if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
+    if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
+    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, *table, records));
   }
-  if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, records));
+  if (!config.plot.empty() && groups.size() > 1) {
+    std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);
+    status = 1;
+  }
   return status;
 }
 
