@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/errors.hpp"
+#include "harness/signals.hpp"
 #include "results/record.hpp"
 
 namespace hpcnn {
@@ -34,6 +35,7 @@ bool is_root_rank() {
 
 int suite_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body) {
   MPI_Init(&argc, &argv);
+  install_stop_handlers();  // after MPI_Init, which may install handlers of its own
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;

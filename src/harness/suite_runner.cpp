@@ -1,17 +1,26 @@
 #include "harness/suite_runner.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "config.h"
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
 #include "results/record.hpp"
+#include "harness/signals.hpp"
+#include "results/journal.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {
@@ -19,6 +28,13 @@ namespace hpcnn {
 std::vector<OptionSpec> output_options() {
   return {
       {"output", OptType::String, false, "results", "DIR", "directory of the result file"},
+      {"run-id", OptType::String, false, "", "ID",
+       "name of this run: its result file is DIR/<program>-ID.h5 (default: the start time and process id); a job "
+       "script passes its job id so that a requeued job finds its run"},
+      {"resume", OptType::Flag, false, "", "",
+       "continue the run --run-id names: its completed points (kept in DIR/.<program>-ID.journal as each "
+       "completes) are not run again, the others are, and its result file ends up as an uninterrupted run's; "
+       "a run that is complete is left as it is (exit 0)"},
       {"quiet", OptType::Flag, false, "", "", "print nothing but errors"},
       {"list", OptType::Flag, false, "", "", "list models, backends and build features, then exit"},
       {"version", OptType::Flag, false, "", "", "print the version and exit"},
@@ -85,10 +101,18 @@ void report_point_failure(const char* program, std::size_t number, const PointFa
 
 }  // namespace
 
+// Options that say where and how a run reports, not what it measures: left out of reproducers
+// and of the settings a resumed run must share.
+static bool point_setting(const std::string& name) {
+  for (const char* other : {"output", "quiet", "list", "version", "help", "run-id", "resume"})
+    if (name == other) return false;
+  return true;
+}
+
 std::string point_reproducer(const char* program, const Options& options, const SweepPoint& point) {
   std::string cmd = program;
   for (const auto& [name, value] : options.effective()) {
-    if (name == "output" || name == "quiet" || name == "list" || name == "version" || name == "help") continue;
+    if (!point_setting(name)) continue;
     std::string v = value;
     for (const auto& [pn, pv] : point.items())
       if (pn == name) v = pv;
@@ -118,91 +142,310 @@ static std::vector<std::string> live_columns(const SuiteDef& suite, const Option
   return columns;
 }
 
+namespace {
+
+// --help, --version, --list: answered on rank 0; true when one was given.
+bool answer_info_options(const SuiteDef& suite, const Options& o, bool root) {
+  if (o.flag("help")) {
+    if (root) std::printf("%s", help_text(suite.program, suite.summary, suite.options).c_str());
+  } else if (o.flag("version")) {
+    if (root) std::printf("%s (hpcnn) %s\n", suite.program, PACKAGE_VERSION);
+  } else if (o.flag("list")) {
+    if (root && suite.print_list) suite.print_list();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// "20261124T125700Z-4711" from the start time and the process id, like the file names before run ids.
+std::string default_run_id(const std::string& start) {
+  std::string stamp;
+  for (char c : start)
+    if (c != '-' && c != ':') stamp.push_back(c);
+  return stamp + "-" + std::to_string(getpid());
+}
+
+std::string checked_run_id(const Options& o, const std::string& start) {
+  if (!o.has("run-id")) {
+    if (o.flag("resume")) throw UsageError("--resume: give the --run-id of the run to continue");
+    return default_run_id(start);
+  }
+  const std::string id = o.str("run-id");
+  if (id.size() > 128 || id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+                             std::string::npos || id[0] == '.')
+    throw UsageError("--run-id: '" + id + "' is not a name of letters, digits, '.', '_' and '-' (at most 128)");
+  return id;
+}
+
+Settings run_settings(const Options& o) {
+  Settings out;
+  for (const auto& [name, value] : o.effective())
+    if (point_setting(name)) out.emplace_back(name, value);
+  return out;
+}
+
+// DIR/.<stem>.lock, held (flock) while a run of that id is in progress, so that a second process
+// (a requeued job whose first instance still runs) cannot write the same files. Removed when the
+// run ends.
+class RunLock {
+ public:
+  RunLock() = default;
+  RunLock(RunLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
+  RunLock& operator=(RunLock&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    std::swap(path_, o.path_);
+    return *this;
+  }
+  ~RunLock() {
+    if (fd_ < 0) return;
+    unlink(path_.c_str());
+    close(fd_);
+  }
+  void take(const std::string& path, const std::string& run_id) {
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw RuntimeError(path + ": cannot create the run's lock: " + std::strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      throw RuntimeError("run " + run_id + " is in progress in another process (" + path + " is locked)");
+    }
+    fd_ = fd;
+    path_ = path;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+// What a run writes (rank 0): its result file, the journal of its completed points, and the starts
+// of every run that contributed (a resumed run's too).
+struct RunFiles {
+  RunFiles() = default;
+  RunFiles(RunFiles&&) = default;
+  RunFiles& operator=(RunFiles&&) = default;
+  // A journal this run started and that holds nothing to resume (a usage error in the first
+  // point, say) is not left behind; an interrupted run keeps its journal (keep_journal).
+  ~RunFiles() {
+    if (journal && started_journal && !keep_journal && journal->completed().empty()) journal->remove();
+  }
+  std::string run_id, stem, final_path;
+  std::unique_ptr<ResultWriter> writer;
+  std::unique_ptr<Journal> journal;
+  bool complete = false;  // --resume of a run that had finished: nothing to do
+  bool started_journal = false, keep_journal = false;
+  RunLock lock;
+};
+
+// Rank 0: the result file is opened first so an unwritable directory fails before any work; an
+// existing run of the same id is continued (--resume) or refused.
+RunFiles open_run_files(const SuiteDef& suite, const Options& o, const std::string& run_id, const std::string& start) {
+  RunFiles f;
+  f.run_id = run_id;
+  f.stem = std::string(suite.program) + "-" + run_id;
+  const std::string dir = o.str("output");
+  f.final_path = (dir.empty() ? std::string(".") : dir) + "/" + f.stem + ".h5";
+  f.journal = std::make_unique<Journal>(dir, f.stem);
+  std::error_code ec;
+  std::filesystem::create_directories(dir.empty() ? std::string(".") : dir, ec);  // for the lock
+  f.lock.take((dir.empty() ? std::string(".") : dir) + "/." + f.stem + ".lock", run_id);
+  const bool resume = o.flag("resume"), journal = f.journal->exists(), done = access(f.final_path.c_str(), F_OK) == 0;
+  if (resume && !journal && done) {
+    f.complete = true;
+    return f;
+  }
+  if (!resume && (journal || done))
+    throw UsageError("--run-id " + run_id + ": " + (journal ? f.journal->path() : f.final_path) +
+                     " exists: add --resume to continue that run, or choose another id");
+  f.writer = std::make_unique<ResultWriter>(dir, ResultWriter::Named{f.stem, resume});
+  if (resume && journal) {
+    f.journal->resume(run_settings(o), start);
+  } else {
+    f.journal->start(run_settings(o), start);
+    f.started_journal = true;
+  }
+  set_partial_file(f.writer->temp_path().c_str());
+  return f;
+}
+
+// Every rank learns whether rank 0 opened the files (error_status: 0, or the exit status of its
+// error), whether the run is complete, and which points the journal holds. Returns the exit status
+// after printing rank 0's error, -1 to go on, 0 when the run is complete.
+int share_run_state(const SuiteDef& suite, RunFiles& f, int error_status, const std::string& error,
+                    std::vector<int>& done, MPI_Comm comm) {
+  int state[3] = {error_status, f.complete ? 1 : 0, 0};
+  const bool root = is_root_rank();
+  if (root && f.journal && error_status == 0)
+    for (const auto& [index, point] : f.journal->completed()) done.push_back(static_cast<int>(index));
+  state[2] = static_cast<int>(done.size());
+  MPI_Bcast(state, 3, MPI_INT, 0, comm);
+  if (state[0] != 0) {
+    if (root) std::fprintf(stderr, "%s: error: %s\n", suite.program, error.c_str());
+    return state[0];
+  }
+  if (state[1]) {
+    if (root) std::printf("run %s is complete: %s\n", f.run_id.c_str(), f.final_path.c_str());
+    return 0;
+  }
+  done.resize(static_cast<std::size_t>(state[2]));
+  MPI_Bcast(done.data(), state[2], MPI_INT, 0, comm);
+  return -1;
+}
+
+// Test-only fault injection: HPCNN_TEST_KILL_AFTER_POINTS=N kills rank 0 with SIGKILL once N points
+// are in the journal (tests/resume_sweep.sh), as the OOM killer or a node failure would.
+void maybe_kill_for_test(std::size_t journaled) {
+  static const char* spec = std::getenv("HPCNN_TEST_KILL_AFTER_POINTS");
+  if (spec && std::strtoul(spec, nullptr, 10) == journaled) raise(SIGKILL);
+}
+
+// The sweep's state on rank 0.
+struct SweepState {
+  std::map<PointStatus, int> tally;
+  std::size_t written = 0, total = 0;
+  bool interrupted = false;
+};
+
+// Rank 0: the point's status as text, its reproducer; into the journal (durable) and the file.
+void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, std::size_t index, ResultPoint& point,
+                  RunFiles& f, SweepState& st) {
+  // The one place a status becomes text (the result file's `status` and `status_reason`).
+  point.record.set("status", std::string(status_name(point.status)));
+  if (!point.status_reason.empty()) point.record.set("status_reason", point.status_reason);
+  point.record.set("reproducer", point_reproducer(suite.program, o, p));
+  f.journal->add(index, point);
+  maybe_kill_for_test(f.journal->completed().size());
+  f.writer->add_point(point);
+  ++st.tally[point.status];
+  ++st.written;
+}
+
+// Rank 0: a point the journal holds, checked against this sweep's point of the same place.
+void restore_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, std::size_t index, RunFiles& f,
+                   SweepState& st) {
+  const ResultPoint& point = f.journal->completed().at(index);
+  const std::string want = point_reproducer(suite.program, o, p);
+  if (point.record.text("reproducer") != want)
+    throw UsageError("--resume: point " + std::to_string(index + 1) + " of " + f.journal->path() + " is '" +
+                     point.record.text("reproducer") + "', this sweep's is '" + want + "'");
+  f.writer->add_point(point);
+  ++st.tally[status_from_name(point.record.text("status")).value_or(PointStatus::Failed)];
+  ++st.written;
+}
+
+SweepState run_points(const SuiteDef& suite, const Options& o, RunFiles& f, const std::vector<int>& done,
+                      LibraryVersions& libraries, MPI_Comm comm) {
+  const bool root = is_root_rank(), quiet = o.flag("quiet");
+  const TextTableStream live(live_columns(suite, o));
+  if (root && !quiet) std::printf("%s", live.header().c_str());
+  const std::vector<SweepPoint> points = sweep_points(o, suite.options);
+  progress().start_run(root && !quiet && isatty(STDERR_FILENO), static_cast<int>(points.size()));
+  SweepState st;
+  st.total = points.size();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    if (stop_requested_anywhere(comm)) {  // collective: every rank stops before the same point
+      st.interrupted = true;
+      break;
+    }
+    const bool restored = std::find(done.begin(), done.end(), static_cast<int>(i)) != done.end();
+    ResultPoint point;
+    if (!restored) {
+      progress().start_point(static_cast<int>(i));
+      try {
+        point = suite.run_point(o, p, comm, libraries);
+      } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
+        if (e.status == PointStatus::Interrupted) {
+          st.interrupted = true;
+          break;
+        }
+        point = ResultPoint{};
+        point.record = failed_record(suite.program, p);
+        point.status = e.status;
+        point.status_reason = e.what();
+        if (root) report_point_failure(suite.program, i + 1, e);
+      }
+    }
+    if (!root) continue;
+    progress().clear();
+    if (restored) restore_point(suite, o, p, i, f, st);
+    else record_point(suite, o, p, i, point, f, st);
+    if (!quiet) {
+      std::printf("%s", live.row(restored ? f.journal->completed().at(i).record : point.record).c_str());
+      std::fflush(stdout);
+    }
+  }
+  progress().clear();
+  return st;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out.append(out.empty() ? "" : ",").append(s);
+  return out;
+}
+
+// Commits the result file (complete, or with the points done so far when a signal stopped the
+// run), removes the journal of a complete run, prints the tally. Returns the exit status.
+int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState& st, LibraryVersions& libraries,
+               const std::string& start, MPI_Comm comm) {
+  const bool root = is_root_rank(), quiet = o.flag("quiet");
+  Provenance prov = collect_provenance(suite.program, o, comm, libraries, start);
+  int failed = 0;
+  if (root) {
+    prov.run_starts = joined(f.journal->run_starts());
+    prov.restarts = static_cast<int>(f.journal->run_starts().size()) - 1;
+    const std::string path = f.writer->commit(prov);
+    set_partial_file("");
+    f.keep_journal = st.interrupted;
+    if (!st.interrupted) f.journal->remove();
+    failed = st.tally.count(PointStatus::Failed) ? st.tally.at(PointStatus::Failed) : 0;
+    std::string line;
+    for (PointStatus s : {PointStatus::Ok, PointStatus::Failed, PointStatus::Diverged, PointStatus::Skipped})
+      if (st.tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(st.tally[s])).append(" ").append(status_name(s));
+    if (!quiet) std::printf("points: %s\nresults: %s\n", line.empty() ? "none" : line.c_str(), path.c_str());
+    if (st.interrupted)
+      std::fprintf(stderr,
+                   "%s: interrupted by signal %d after %zu of %zu points: they are in %s; continue with --run-id %s "
+                   "--resume (exit %d)\n",
+                   suite.program, stop_signal(), st.written, st.total, path.c_str(), f.run_id.c_str(), kExitInterrupted);
+  }
+  int interrupted = st.interrupted ? 1 : 0;
+  MPI_Bcast(&interrupted, 1, MPI_INT, 0, comm);
+  MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  if (interrupted) return kExitInterrupted;
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
 int run_suite(const SuiteDef& suite, int argc, char** argv) {
   const std::string start = utc_now_iso8601();
   const Options o = parse_options(suite.options, argc, argv);
   const bool root = is_root_rank();
-  if (o.flag("help")) {
-    if (root) std::printf("%s", help_text(suite.program, suite.summary, suite.options).c_str());
-    return 0;
-  }
-  if (o.flag("version")) {
-    if (root) std::printf("%s (hpcnn) %s\n", suite.program, PACKAGE_VERSION);
-    return 0;
-  }
-  if (o.flag("list")) {
-    if (root && suite.print_list) suite.print_list();
-    return 0;
-  }
+  if (answer_info_options(suite, o, root)) return 0;
   if (suite.validate) suite.validate(o);
-  const bool quiet = o.flag("quiet");
   MPI_Comm comm = MPI_COMM_WORLD;
-
-  // The result file is opened first so an unwritable directory fails before any work.
-  std::unique_ptr<ResultWriter> writer;
-  int opened = 1;
-  std::string open_error;
+  const std::string run_id = checked_run_id(o, start);
+  RunFiles files;
+  std::string error;
+  int error_status = 0;
   if (root) {
     try {
-      writer = std::make_unique<ResultWriter>(o.str("output"), suite.program);
+      files = open_run_files(suite, o, run_id, start);
+    } catch (const UsageError& e) {  // found by rank 0 alone (an existing run, other settings)
+      error = e.what();
+      error_status = 2;
     } catch (const std::exception& e) {
-      opened = 0;
-      open_error = e.what();
+      error = e.what();
+      error_status = 1;
     }
   }
-  MPI_Bcast(&opened, 1, MPI_INT, 0, comm);
-  if (!opened) {
-    if (root) std::fprintf(stderr, "%s: error: %s\n", suite.program, open_error.c_str());
-    return 1;
-  }
-
-  std::vector<std::string> columns = live_columns(suite, o);
-  const TextTableStream live(columns);
-  if (root && !quiet) std::printf("%s", live.header().c_str());
+  std::vector<int> done;
+  if (const int status = share_run_state(suite, files, error_status, error, done, comm); status >= 0) return status;
   LibraryVersions libraries;
-  const std::vector<SweepPoint> points = sweep_points(o, suite.options);
-  progress().start_run(root && !quiet && isatty(STDERR_FILENO), static_cast<int>(points.size()));
-  std::map<PointStatus, int> tally;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint& p = points[i];
-    progress().start_point(static_cast<int>(i));
-    ResultPoint point;
-    try {
-      point = suite.run_point(o, p, comm, libraries);
-    } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
-      point = ResultPoint{};
-      point.record = failed_record(suite.program, p);
-      point.status = e.status;
-      point.status_reason = e.what();
-      if (root) report_point_failure(suite.program, i + 1, e);
-    }
-    if (!root) continue;
-    progress().clear();
-    // The one place a status becomes text (the result file's `status` and `status_reason`).
-    point.record.set("status", std::string(status_name(point.status)));
-    if (!point.status_reason.empty()) point.record.set("status_reason", point.status_reason);
-    ++tally[point.status];
-    point.record.set("reproducer", point_reproducer(suite.program, o, p));
-    writer->add_point(point);
-    if (!quiet) {
-      std::printf("%s", live.row(point.record).c_str());
-      std::fflush(stdout);
-    }
-  }
-  const Provenance prov = collect_provenance(suite.program, o, comm, libraries, start);
-  int failed = 0;
-  if (root) {
-    const std::string path = writer->commit(prov);
-    failed = tally.count(PointStatus::Failed) ? tally.at(PointStatus::Failed) : 0;
-    if (!quiet) {
-      std::string line;
-      for (PointStatus s : {PointStatus::Ok, PointStatus::Failed, PointStatus::Diverged, PointStatus::Skipped})
-        if (tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(tally[s])).append(" ").append(status_name(s));
-      std::printf("points: %s\nresults: %s\n", line.c_str(), path.c_str());
-    }
-  }
-  MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
-  return failed > 0 ? 1 : 0;
+  SweepState st = run_points(suite, o, files, done, libraries, comm);
+  return finish_run(suite, o, files, st, libraries, start, comm);
 }
 
 }  // namespace hpcnn

@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <string>
+
+#include "harness/signals.hpp"
 
 namespace hpcnn {
 
@@ -80,20 +83,26 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
   return r;
 }
 
-bool TrainingLoop::any_rank_failed(bool mine) {
+int TrainingLoop::agree_flags(int mine) {
   int size = 1;
   if (settings_.agree != MPI_COMM_NULL) MPI_Comm_size(settings_.agree, &size);
   if (size <= 1) return mine;
-  int flag = mine ? 1 : 0, any = 0;
-  MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, settings_.agree);
-  return any != 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_BOR, settings_.agree);
+  return all;
 }
 
 PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& batch, LoopObserver* observer) {
   PointError error;
   const int total = settings_.warmup + settings_.iters;
+  constexpr int kFailed = 1, kStop = 2;
   for (int k = 0; k < total; ++k) {
-    if (any_rank_failed(!error.none())) break;
+    const int flags = agree_flags((error.none() ? 0 : kFailed) | (settings_.stop_on_signal && stop_signal() ? kStop : 0));
+    if (flags & kFailed) break;
+    if (flags & kStop) {
+      error = {PointStatus::Interrupted, "interrupted by a signal at iteration " + std::to_string(k + 1)};
+      break;
+    }
     try {
       if (observer) observer->before_iteration(k);
       if (sync_) sync_->before_step();

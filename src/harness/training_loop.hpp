@@ -83,6 +83,10 @@ struct LoopSettings {
   // With more than one rank, run() starts every iteration (outside the clock) with an agreement
   // on errors over this communicator, so a rank that fails stops every rank at the same iteration.
   MPI_Comm agree = MPI_COMM_NULL;
+  // A stop signal (harness/signals.hpp) on any rank of `agree` (or this process alone) ends run()
+  // at the next iteration boundary with status Interrupted. Off where partners outside `agree`
+  // expect every step (hpcnn-scale's exchanges): the suite runner stops there between points.
+  bool stop_on_signal = false;
 };
 
 // A batch on the host: `size` images (N x C x H x W plain) and labels; size 0 = no batch.
@@ -131,7 +135,8 @@ class TrainingLoop {
   const std::string& divergence() const { return divergence_; }
 
  private:
-  bool any_rank_failed(bool mine);  // collective over settings_.agree when it has several ranks
+  // Collective over settings_.agree when it has several ranks: the OR of every rank's flags.
+  int agree_flags(int mine);
 
   Backend& backend_;
   LoopSettings settings_;

@@ -88,7 +88,7 @@ const std::vector<Field>& fields() {
       {"algbw_gbs",       F, "GB/s",     "%.3f",   "algorithm bandwidth: size_bytes / time_avg_us (1 GB = 1e9 B)", Figure, ""},
       {"busbw_gbs",       F, "GB/s",     "%.3f",   "bus bandwidth: algbw_gbs * 2(ranks-1)/ranks", Figure, ""},
       {"wrong",           I, "",         "%lld",   "result elements that differ from the exact sum (must be 0)", Figure, ""},
-      {"status",          S, "",         "%s",     "ok | failed | diverged | skipped", Figure, ""},
+      {"status",          S, "",         "%s",     "ok | failed | diverged | skipped (interrupted points are not written: --resume runs them)", Figure, ""},
       {"status_reason",   S, "",         "%s",     "why the status is not ok; empty when ok", Figure, ""},
       {"reproducer",      S, "",         "%s",     "command line that reruns exactly this point", Setting, ""},
       // results and reporting (issue 4)

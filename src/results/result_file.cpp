@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,6 +209,20 @@ void write_checksum_block(const std::string& path) {
   closer.reset();
 }
 
+}  // namespace
+
+// fsync of a file or a directory (its entries: a rename is durable once its directory is).
+void sync_path(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw RuntimeError(path + ": cannot open to sync: " + std::strerror(errno));
+  const int rc = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (rc != 0 && err != EINVAL) throw RuntimeError(path + ": cannot sync to disk: " + std::strerror(err));
+}
+
+namespace {
+
 // Throws when the file carries a checksum block that does not match; returns quietly for a file
 // without one.
 void verify_checksum_block(const std::string& path) {
@@ -407,15 +422,23 @@ struct ResultWriter::Impl {
   std::size_t next_point = 0;
 };
 
+namespace {
+
+// The result directory, created when missing; throws RuntimeError naming it when unusable.
+void prepare_directory(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw RuntimeError(dir + ": cannot create the result directory: " + ec.message());
+  if (!fs::is_directory(dir, ec)) throw RuntimeError(dir + ": not a directory");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw RuntimeError(dir + ": result directory is not writable: " + std::strerror(errno));
+}
+
+}  // namespace
+
 ResultWriter::ResultWriter(const std::string& dir, const std::string& suite) : dir_(dir.empty() ? "." : dir) {
   quiet_hdf5();
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw RuntimeError(dir_ + ": cannot create the result directory: " + ec.message());
-  if (!fs::is_directory(dir_, ec)) throw RuntimeError(dir_ + ": not a directory");
-  if (access(dir_.c_str(), W_OK | X_OK) != 0)
-    throw RuntimeError(dir_ + ": result directory is not writable: " + std::strerror(errno));
-
+  prepare_directory(dir_);
   // .<suite>-<stamp>-<pid>.h5.tmp; when a writer of this process already took that name in the
   // same second, .<suite>-<stamp>-<pid>-1.h5.tmp and so on.
   const std::string base = file_name_part(suite) + "-" + utc_stamp() + "-" + std::to_string(getpid());
@@ -424,7 +447,20 @@ ResultWriter::ResultWriter(const std::string& dir, const std::string& suite) : d
     stem = base + "-" + std::to_string(n);
   temp_path_ = join(dir_, "." + stem + ".h5.tmp");
   final_path_ = join(dir_, stem + ".h5");
+  create();
+}
 
+ResultWriter::ResultWriter(const std::string& dir, const Named& name)
+    : dir_(dir.empty() ? "." : dir), replace_(name.replace) {
+  quiet_hdf5();
+  prepare_directory(dir_);
+  temp_path_ = join(dir_, "." + name.stem + ".h5.tmp");
+  final_path_ = join(dir_, name.stem + ".h5");
+  std::remove(temp_path_.c_str());  // left by a run of the same name that was killed
+  create();
+}
+
+void ResultWriter::create() {
   Where where(temp_path_);
   auto impl = std::make_unique<Impl>();
   {
@@ -485,6 +521,8 @@ std::string ResultWriter::commit(const Provenance& provenance) {
     Handle group = create_group(impl_->file.get(), "provenance", where);
     for (const auto& s : kProvenanceStrings) write_string_attribute(group.get(), s.name, provenance.*s.member, where);
     write_int32_attribute(group.get(), "mpi_size", provenance.mpi_size, where);
+    write_string_attribute(group.get(), "run_starts", provenance.run_starts, where);
+    write_int32_attribute(group.get(), "restarts", provenance.restarts, where);
     write_string_dataset(group.get(), "hosts", provenance.hosts, where);
     const std::pair<const char*, const std::vector<std::pair<std::string, std::string>>*> maps[] = {
         {"libraries", &provenance.libraries}, {"settings", &provenance.settings}};
@@ -499,7 +537,14 @@ std::string ResultWriter::commit(const Provenance& provenance) {
   delete impl_;
   impl_ = nullptr;
   write_checksum_block(temp_path_);
-
+  sync_path(temp_path_);
+  if (replace_) {
+    if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
+      throw RuntimeError(temp_path_ + ": cannot rename to " + final_path_ + ": " + std::strerror(errno));
+    sync_path(dir_);
+    committed_ = true;
+    return final_path_;
+  }
   // Never overwrite: link() fails atomically when the name exists; take the next suffix then.
   const std::string stem = final_path_.substr(0, final_path_.size() - 3);  // without ".h5"
   for (int n = 0;; ++n) {
@@ -517,6 +562,7 @@ std::string ResultWriter::commit(const Provenance& provenance) {
     final_path_ = target;
     break;
   }
+  sync_path(dir_);
   committed_ = true;
   return final_path_;
 }
@@ -738,6 +784,10 @@ Provenance read_provenance(hid_t file, const Where& file_where) {
   }
   if (!has_attribute(group.get(), "mpi_size", where)) where.fail("missing attribute 'mpi_size'", false);
   p.mpi_size = static_cast<int>(read_int_attribute(group.get(), "mpi_size", where));
+  // Optional: files written before resumable runs have neither.
+  if (has_attribute(group.get(), "run_starts", where)) p.run_starts = read_string_attribute(group.get(), "run_starts", where);
+  if (has_attribute(group.get(), "restarts", where))
+    p.restarts = static_cast<int>(read_int_attribute(group.get(), "restarts", where));
 
   if (!has_link(group.get(), "hosts", where)) where.fail("missing dataset 'hosts'", false);
   {
@@ -827,7 +877,12 @@ std::vector<std::string> find_result_files(const std::vector<std::string>& paths
     while (it != end) {
       const fs::path& p = it->path();
       std::error_code fec;
-      if (p.extension() == ".h5" && it->is_regular_file(fec)) found.push_back(p.string());
+      // Hidden names are a run's own: temporary files and the journal of a run in progress.
+      if (p.filename().string().rfind('.', 0) == 0) {
+        if (it->is_directory(fec)) it.disable_recursion_pending();
+      } else if (p.extension() == ".h5" && it->is_regular_file(fec)) {
+        found.push_back(p.string());
+      }
       it.increment(ec);
       if (ec) throw RuntimeError(path + ": cannot list directory: " + ec.message());
     }

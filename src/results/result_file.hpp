@@ -26,6 +26,10 @@ struct Provenance {
   int mpi_size = 1;
   std::vector<std::pair<std::string, std::string>> libraries;  // name -> version
   std::vector<std::pair<std::string, std::string>> settings;   // option -> effective value(s)
+  // Every run that contributed points (an interrupted run and its --resume): start times, comma
+  // separated, and how many times the run was resumed. Optional in files written before them.
+  std::string run_starts;
+  int restarts = 0;
 };
 
 struct ResultPoint {
@@ -42,22 +46,37 @@ struct ResultPoint {
 class ResultWriter {
  public:
   ResultWriter(const std::string& dir, const std::string& suite);
+  // With a name of the caller's: DIR/.<stem>.h5.tmp, committed to DIR/<stem>.h5 (a run id's file,
+  // a journal entry). replace: commit replaces an existing DIR/<stem>.h5 (a resumed run's file);
+  // otherwise the suffix rule applies.
+  struct Named {
+    std::string stem;
+    bool replace = false;
+  };
+  ResultWriter(const std::string& dir, const Named& name);
   ~ResultWriter();
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
 
   void add_point(const ResultPoint& point);  // written immediately
-  // Writes the provenance, closes the file and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5.
-  // Returns the final path.
+  // Writes the provenance, closes the file, makes it durable (fsync of the file and its
+  // directory) and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5 (or the Named stem). Returns
+  // the final path.
   std::string commit(const Provenance& provenance);
   const std::string& temp_path() const { return temp_path_; }
 
  private:
   struct Impl;
+  void create();
   std::string dir_, temp_path_, final_path_;
   Impl* impl_ = nullptr;
   bool committed_ = false;
+  bool replace_ = false;
 };
+
+// fsync of a file, or of a directory (a rename in it is durable once it is synced). Throws
+// RuntimeError naming the path.
+void sync_path(const std::string& path);
 
 struct ResultRun {
   std::string path;
@@ -70,7 +89,8 @@ struct ResultRun {
 // schema version this build does not read.
 ResultRun read_result_file(const std::string& path);
 
-// Files named *.h5 under each path (directories recursively, sorted), or the path itself.
+// Files named *.h5 under each path (directories recursively, sorted; names starting with "."
+// skipped: temporary files and run journals), or the path itself.
 std::vector<std::string> find_result_files(const std::vector<std::string>& paths);
 
 }  // namespace hpcnn

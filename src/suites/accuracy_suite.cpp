@@ -29,6 +29,7 @@
 #include "harness/provenance.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
+#include "harness/signals.hpp"
 #include "harness/training_loop.hpp"
 #include "suites/evaluator.hpp"
 #include "suites/model_point.hpp"
@@ -231,7 +232,7 @@ AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backen
       main_(nets_.get(ap.mp.batch)),
       optimizer_(backend, main_.param_count(), ap.mp.optimizer),
       sync_(backend, optimizer_, main_.param_count(), comm),
-      loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL}, &sync_) {
+      loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL, false}, &sync_) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   steps_per_epoch_ = static_cast<long>(data::steps_per_epoch(data.set.train.size(), ap.mp.batch, size_));
@@ -306,7 +307,12 @@ void AccuracyRun::run_epoch(int epoch, EpochSeries& s) {
 
 EpochSeries AccuracyRun::train() {
   EpochSeries s;
-  for (int epoch = 0; epoch < ap_.epochs && !s.diverged(); ++epoch) run_epoch(epoch, s);
+  for (int epoch = 0; epoch < ap_.epochs && !s.diverged(); ++epoch) {
+    // A stop signal ends the point between epochs, on every rank together (--resume reruns it).
+    if (stop_requested_anywhere(comm_))
+      agree_on_failure(comm_, {PointStatus::Interrupted, "interrupted by a signal after epoch " + std::to_string(epoch)});
+    run_epoch(epoch, s);
+  }
   return s;
 }
 

@@ -232,7 +232,7 @@ PointError run_pass(const MeasuredPoint& point, Backend& backend, const Graph& g
   agree_on_failure(comm, setup);
   std::optional<LocalUpdate> sync;
   if (train) sync.emplace(*optimizer);
-  const LoopSettings settings{mp.mode, mp.warmup, mp.iters, true, comm};
+  const LoopSettings settings{mp.mode, mp.warmup, mp.iters, true, comm, true};
   TrainingLoop loop(backend, settings, sync ? &*sync : nullptr);
   const long per_pass = mp.warmup + mp.iters;
   PassObserver observer(*net, backend, profiled, pass * per_pass, passes * per_pass, mp.batch * double(size), rank == 0);

@@ -258,7 +258,7 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
     local = std::make_unique<Optimizer>(backend, net.param_count(), mp.optimizer);
     sync = std::make_unique<LocalUpdate>(*local);
   }
-  TrainingLoop loop(backend, {Mode::Train, mp.warmup, mp.iters, false, MPI_COMM_NULL}, sync.get());
+  TrainingLoop loop(backend, {Mode::Train, mp.warmup, mp.iters, false, MPI_COMM_NULL, false}, sync.get());
   WorkerObserver observer(exchange);
   const PointError error =
       loop.run(net, [&](int k) { return BatchView{data.images(k), data.labels(k), mp.batch}; }, &observer);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Resumable sweeps and stop signals (issue 13):
+#  - a sweep killed by SIGKILL after 2 of 3 points keeps them (the journal), refuses to start
+#    again under the same --run-id without --resume, and with --resume ends with one result file
+#    whose points equal an uninterrupted run's, point by point (settings, status, reproducer),
+#    provenance restarts 1 and both starts; a second --resume leaves the finished file alone;
+#  - --resume with other settings is refused naming the setting;
+#  - SIGTERM (np 1) and SIGUSR1 to mpirun (np 3) stop every rank at the next iteration boundary:
+#    exit 75, a result file with the completed points, no temporary file, the journal kept; the
+#    resumed run completes the sweep; a second signal exits at once (143) leaving no partial file;
+#  - a second process on the same run id is refused while the first runs.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+export OMPI_MCA_mpi_yield_when_idle=1
+sweep=(--model lenet5 --backend reference --iters 3 --warmup 1 --quiet)
+# csv DIR: the points' settings, status and reproducer, in file order
+csv() { ./hpcnn-summary --format csv --columns model,batch,iters,warmup,seed,ranks,status,reproducer "$1"; }
+# provenance DIR ATTR: the value of /provenance/ATTR of the one result file in DIR
+provenance() { h5dump -a "/provenance/$2" "$1"/*.h5 | sed -n 's/^ *(0): //p' | tr -d '"'; }
+# leftovers DIR: temporary files a run left behind
+leftovers() { find "$1" -maxdepth 1 -name '.*.tmp'; }
+# refuses STATUS NEEDLE CMD...: CMD (with its own --output) exits with STATUS, one stderr line
+# containing NEEDLE
+refuses() {
+  local want=$1 needle=$2 err st
+  shift 2
+  err=$(timeout 120 "$@" 2>&1 >/dev/null); st=$?
+  if [ "$st" != "$want" ] || [ "$(grep -c . <<<"$err")" != 1 ] || [[ "$err" != *"$needle"* ]]; then
+    echo "FAIL: $* -> $st (want $want and one line containing $needle): $err"; fail=1
+  else
+    echo "ok:   $* -> $st: $err"
+  fi
+}
+# wait_for FILE: until it exists (at most 60 s)
+wait_for() { for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done; echo "FAIL: $1 never appeared"; fail=1; return 1; }
+
+# ---- SIGKILL after 2 points, then --resume -------------------------------------------------------
+run ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/full"
+HPCNN_TEST_KILL_AFTER_POINTS=2 ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1 2>/dev/null
+st=$?
+[ $st = 137 ] || { echo "FAIL: the killed run exited $st, want 137 (SIGKILL)"; fail=1; }
+n=$(ls "$out/r/.hpcnn-train-job1.journal" | grep -c '^point-')
+[ "$n" = 2 ] || { echo "FAIL: the journal holds $n points after the kill, want 2"; fail=1; }
+refuses 2 "add --resume" ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1
+run ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1 --resume
+if [ "$(csv "$out/r")" != "$(csv "$out/full")" ]; then
+  echo "FAIL: the resumed run's points differ from the uninterrupted run's:"; csv "$out/r"; csv "$out/full"; fail=1
+fi
+[ "$(ls -A "$out/r")" = "hpcnn-train-job1.h5" ] || { echo "FAIL: left in the result folder: $(ls -A "$out/r")"; fail=1; }
+[ "$(provenance "$out/r" restarts)" = 1 ] || { echo "FAIL: provenance restarts '$(provenance "$out/r" restarts)', want 1"; fail=1; }
+starts=$(provenance "$out/r" run_starts | tr ',' '\n' | grep -c 'T')
+[ "$starts" = 2 ] || { echo "FAIL: provenance run_starts has $starts starts, want 2"; fail=1; }
+before=$(md5sum < "$out/r/hpcnn-train-job1.h5")
+got=$(./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1 --resume)
+grep -q "is complete" <<<"$got" || { echo "FAIL: a second --resume said '$got'"; fail=1; }
+[ "$(md5sum < "$out/r/hpcnn-train-job1.h5")" = "$before" ] || { echo "FAIL: a second --resume changed the file"; fail=1; }
+
+# ---- --resume with other settings ---------------------------------------------------------------
+HPCNN_TEST_KILL_AFTER_POINTS=1 ./hpcnn-train "${sweep[@]}" --batch 2,4 --output "$out/s" --run-id job2 2>/dev/null
+refuses 2 "--iters 3, not 4" ./hpcnn-train "${sweep[@]:0:4}" --iters 4 --warmup 1 --quiet --batch 2,4 --output "$out/s" \
+  --run-id job2 --resume
+refuses 2 "--run-id: 'a/b'" ./hpcnn-train "${sweep[@]}" --batch 2,4 --output "$out/s" --run-id 'a/b' --resume
+
+# ---- SIGTERM at np 1 ----------------------------------------------------------------------------
+long=(--model lenet5 --backend reference --iters 300 --warmup 1 --batch 2,3,4,5 --quiet)
+./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 2>"$out/t.err" &
+pid=$!
+if wait_for "$out/t/.hpcnn-train-job3.journal/point-000000.h5"; then
+  # A second process on the same run id is refused while this one runs.
+  refuses 1 "in progress" ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 --resume
+  kill -TERM $pid
+fi
+timeout 60 tail --pid=$pid -f /dev/null; wait $pid; st=$?
+[ $st = 75 ] || { echo "FAIL: SIGTERM: exit $st, want 75"; cat "$out/t.err"; fail=1; }
+grep -q -- "--run-id job3 --resume" "$out/t.err" || { echo "FAIL: SIGTERM: no resume hint: $(cat "$out/t.err")"; fail=1; }
+[ -z "$(leftovers "$out/t")" ] || { echo "FAIL: SIGTERM left $(leftovers "$out/t")"; fail=1; }
+done_points=$(csv "$out/t" | grep -c ',ok,')
+[ "$done_points" -ge 1 ] && [ "$done_points" -lt 4 ] || { echo "FAIL: SIGTERM: $done_points points in the file"; fail=1; }
+run ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 --resume
+[ "$(csv "$out/t" | grep -c ',ok,')" = 4 ] || { echo "FAIL: the resumed SIGTERM run has not 4 points:"; csv "$out/t"; fail=1; }
+
+# ---- a second signal exits at once, leaving no partial file ----------------------------------------
+./hpcnn-train --model resnet50 --backend reference --batch 16 --iters 5 --warmup 1 --quiet --output "$out/d" \
+  --run-id job4 2>/dev/null &
+pid=$!
+wait_for "$out/d/.hpcnn-train-job4.h5.tmp" && sleep 0.5
+kill -TERM $pid; sleep 0.2; kill -TERM $pid
+timeout 30 tail --pid=$pid -f /dev/null; wait $pid; st=$?
+[ $st = 143 ] || { echo "FAIL: two signals: exit $st, want 143"; fail=1; }
+[ -z "$(leftovers "$out/d")" ] && [ ! -e "$out/d/hpcnn-train-job4.h5" ] ||
+  { echo "FAIL: two signals left: $(ls -A "$out/d")"; fail=1; }
+
+# ---- SIGUSR1 to mpirun at np 3: every rank stops together ----------------------------------------
+mpirun -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 >/dev/null 2>"$out/m.err" &
+pid=$!
+if wait_for "$out/m/.hpcnn-train-job5.journal/point-000000.h5"; then kill -USR1 $pid; fi
+timeout 60 tail --pid=$pid -f /dev/null; wait $pid; st=$?
+grep -q "interrupted by signal 10" "$out/m.err" || { echo "FAIL: np 3 SIGUSR1 (exit $st): $(cat "$out/m.err")"; fail=1; }
+[ -z "$(leftovers "$out/m")" ] || { echo "FAIL: np 3 SIGUSR1 left $(leftovers "$out/m")"; fail=1; }
+run mpirun -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 --resume
+[ "$(csv "$out/m" | grep -c ',3,ok,')" = 4 ] || { echo "FAIL: the resumed np 3 run has not 4 points of 3 ranks:"; csv "$out/m"; fail=1; }
+exit $fail
