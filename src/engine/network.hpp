@@ -95,6 +95,8 @@ class Network {
   std::vector<float> read_input_grad();          // needs input_grad
   std::vector<float> read_output_grad(int node);  // d(loss)/d(output of node), after backward
   std::uint64_t step() const { return step_; }   // forward passes so far
+  // A restored training checkpoint continues the dropout masks where they were.
+  void set_step(std::uint64_t step) { step_ = step; }
   // ReLU nodes the backend computes inside the op of their input (fuse_relu), in node order, and
   // BatchNorm nodes folded into the convolution before them (inference).
   const std::vector<int>& fused_relus() const { return fused_relus_; }

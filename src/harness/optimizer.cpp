@@ -28,4 +28,26 @@ void Optimizer::step(float* params, const float* grads) {
   }
 }
 
+Optimizer::State Optimizer::state() const {
+  State s;
+  s.steps = steps_;
+  s.first.resize(count_);
+  backend_.copy_to_host(s.first.data(), state1_.get(), count_ * sizeof(float));
+  if (state2_) {
+    s.second.resize(count_);
+    backend_.copy_to_host(s.second.data(), state2_.get(), count_ * sizeof(float));
+  }
+  return s;
+}
+
+void Optimizer::restore(const State& s) {
+  if (s.first.size() != count_ || s.second.size() != (state2_ ? count_ : 0))
+    throw RuntimeError("optimizer state of " + std::to_string(s.first.size()) + " values does not fit " +
+                       std::to_string(count_) + " parameters");
+  steps_ = s.steps;
+  backend_.copy_to_device(state1_.get(), s.first.data(), count_ * sizeof(float));
+  if (state2_) backend_.copy_to_device(state2_.get(), s.second.data(), count_ * sizeof(float));
+  backend_.synchronize();
+}
+
 }  // namespace hpcnn

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/backend.hpp"
 
@@ -26,6 +27,14 @@ class Optimizer {
   std::int64_t steps() const { return steps_; }
   // Learning-rate schedules (suites/accuracy_suite.cpp) change the rate between steps.
   void set_lr(float lr) { settings_.lr = lr; }
+  // The state a training checkpoint saves: the step count and the moments (host copies; the
+  // second is empty for SGD).
+  struct State {
+    std::int64_t steps = 0;
+    std::vector<float> first, second;
+  };
+  State state() const;
+  void restore(const State& s);  // RuntimeError when the sizes do not fit
 
  private:
   Backend& backend_;

@@ -234,6 +234,7 @@ struct RunFiles {
   std::unique_ptr<Journal> journal;
   bool complete = false;  // --resume of a run that had finished: nothing to do
   bool started_journal = false, keep_journal = false;
+  std::string journal_dir;  // every rank
   RunLock lock;
 };
 
@@ -289,6 +290,13 @@ int share_run_state(const SuiteDef& suite, RunFiles& f, int error_status, const 
   }
   done.resize(static_cast<std::size_t>(state[2]));
   MPI_Bcast(done.data(), state[2], MPI_INT, 0, comm);
+  // The journal's folder, for the points' checkpoints (the default run id is rank 0's).
+  std::string journal = root ? f.journal->path() : std::string();
+  int length = static_cast<int>(journal.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  journal.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(journal.data(), length, MPI_CHAR, 0, comm);
+  f.journal_dir = journal;
   return -1;
 }
 
@@ -353,7 +361,9 @@ SweepState run_points(const SuiteDef& suite, const Options& o, RunFiles& f, cons
     if (!restored) {
       progress().start_point(static_cast<int>(i));
       try {
-        point = suite.run_point(o, p, comm, libraries);
+        char checkpoint[32];
+        std::snprintf(checkpoint, sizeof checkpoint, "/ckpt-%06zu.bin", i);
+        point = suite.run_point(o, p, comm, libraries, PointPlace{i, f.journal_dir + checkpoint});
       } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
         if (e.status == PointStatus::Interrupted) {
           st.interrupted = true;

@@ -20,6 +20,14 @@
 
 namespace hpcnn {
 
+// Where a point stands in its run: its place in the sweep, and the file a long point may keep
+// its checkpoint in (in the run's journal, the same path on every rank; it survives until the
+// run completes, so --resume finds it).
+struct PointPlace {
+  std::size_t index = 0;
+  std::string checkpoint;
+};
+
 struct SuiteDef {
   const char* program = "";  // "hpcnn-train"
   const char* summary = "";  // --help paragraph
@@ -29,7 +37,8 @@ struct SuiteDef {
   std::function<void(const Options&)> validate;  // throws UsageError; runs before any work
   // Runs one point. Collective over comm; the returned point is used on rank 0 only. Adds the
   // versions of the libraries the point used to `libraries`.
-  std::function<ResultPoint(const Options&, const SweepPoint&, MPI_Comm comm, LibraryVersions& libraries)>
+  std::function<ResultPoint(const Options&, const SweepPoint&, MPI_Comm comm, LibraryVersions& libraries,
+                            const PointPlace& place)>
       run_point;
 };
 

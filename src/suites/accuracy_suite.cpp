@@ -11,6 +11,10 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +33,7 @@
 #include "harness/provenance.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
+#include "harness/checkpoint.hpp"
 #include "harness/signals.hpp"
 #include "harness/training_loop.hpp"
 #include "suites/evaluator.hpp"
@@ -61,6 +66,9 @@ std::vector<OptionSpec> accuracy_options() {
       {"no-shuffle", OptType::Flag, false, "", "", "keep the files' order instead of reshuffling every epoch"},
       {"cache", OptType::Flag, false, "", "", "keep every decoded sample in memory after its first use"},
       {"prefetch", OptType::Int, false, "2", "N", "batches the background loader decodes ahead (0: decode in the training loop)", {}, 0, 64},
+      {"checkpoint-every", OptType::Int, false, "0", "N",
+       "save a training checkpoint every N epochs into the run's journal (0: none); --run-id ID --resume continues "
+       "an interrupted point from its last checkpoint, bit-identically on the CPU backends", {}, 0, 1e7},
       {"test-batch", OptType::Int, false, "", "N", "images per evaluation batch (default: --batch)", {}, 1, 1 << 20},
       {"train-limit", OptType::Int, false, "", "N", "use only the first N training images", {}, 1, 1e12},
       {"test-limit", OptType::Int, false, "", "N", "evaluate only the first N test images", {}, 1, 1e12},
@@ -110,6 +118,8 @@ struct AccuracyPoint {
   long eval_every = 0;
   bool shuffle = true, augment = false, cache = false;
   int prefetch = 2;
+  int checkpoint_every = 0;  // epochs; 0: no checkpoints
+  std::string reproducer;    // the point's command line: the settings a checkpoint belongs to
 };
 
 AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
@@ -130,6 +140,7 @@ AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
   ap.augment = s.flag("augment");
   ap.cache = s.flag("cache");
   ap.prefetch = static_cast<int>(s.integer("prefetch"));
+  ap.checkpoint_every = static_cast<int>(s.integer("checkpoint-every"));
   return ap;
 }
 
@@ -176,19 +187,35 @@ class MeanOverRanks : public GradientSync {
 struct EpochSeries {
   std::vector<double> train_loss, train_acc, test_loss, test_acc, epoch_time, test_time, load_wait;
   std::vector<double> eval_step, eval_loss, eval_acc;
+  std::vector<double> step_loss;  // global mean loss of every optimizer step
   long steps = 0, diverged_step = -1;
+  int resumed_epochs = 0;  // epochs restored from a checkpoint
   bool diverged() const { return diverged_step >= 0; }
+  // Every series by name, for a checkpoint.
+  std::vector<std::pair<const char*, std::vector<double>*>> named();
 };
+
+std::vector<std::pair<const char*, std::vector<double>*>> EpochSeries::named() {
+  return {{"train_loss", &train_loss}, {"train_acc", &train_acc}, {"test_loss", &test_loss},
+          {"test_acc", &test_acc},     {"epoch_time", &epoch_time}, {"test_time", &test_time},
+          {"load_wait", &load_wait},   {"eval_step", &eval_step},   {"eval_loss", &eval_loss},
+          {"eval_acc", &eval_acc},     {"step_loss", &step_loss}};
+}
 
 // One point's training state on this rank: the data pipelines, the networks, the optimizer and
 // the loop. The main network of the full batch owns the parameters; the short last batch runs on
 // a network of its size with main's parameters and running statistics.
 class AccuracyRun {
  public:
-  AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph, MPI_Comm comm);
+  // checkpoint: the file of --checkpoint-every (restored first when it exists), or "".
+  AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph, MPI_Comm comm,
+              std::string checkpoint);
   EpochSeries train();
+  std::vector<float> params() { return main_.get_params(); }
 
  private:
+  void save_checkpoint(EpochSeries& s, int epochs_done);
+  int restore_checkpoint(EpochSeries& s);  // the epochs done; 0 without a checkpoint
   data::PipelineOptions pipeline(bool training) const;
   void run_epoch(int epoch, EpochSeries& s);
   void step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds);
@@ -207,6 +234,7 @@ class AccuracyRun {
   MeanOverRanks sync_;
   TrainingLoop loop_;
   long steps_per_epoch_ = 0;
+  std::string checkpoint_;
 };
 
 data::PipelineOptions AccuracyRun::pipeline(bool training) const {
@@ -220,7 +248,7 @@ data::PipelineOptions AccuracyRun::pipeline(bool training) const {
 }
 
 AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph,
-                         MPI_Comm comm)
+                         MPI_Comm comm, std::string checkpoint)
     : ap_(ap),
       data_(data),
       backend_(backend),
@@ -232,7 +260,8 @@ AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backen
       main_(nets_.get(ap.mp.batch)),
       optimizer_(backend, main_.param_count(), ap.mp.optimizer),
       sync_(backend, optimizer_, main_.param_count(), comm),
-      loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL, false}, &sync_) {
+      loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL, false}, &sync_),
+      checkpoint_(std::move(checkpoint)) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   steps_per_epoch_ = static_cast<long>(data::steps_per_epoch(data.set.train.size(), ap.mp.batch, size_));
@@ -265,6 +294,7 @@ void AccuracyRun::step(const data::Batch& b, EpochSeries& s, double epoch_sums[3
     s.diverged_step = s.steps;
     return;
   }
+  s.step_loss.push_back(r.judged_loss);
   for (int i = 0; i < 3; ++i) epoch_sums[i] += sync_.sums()[i];
   evaluate_every(s, eval_seconds);
 }
@@ -307,13 +337,93 @@ void AccuracyRun::run_epoch(int epoch, EpochSeries& s) {
 
 EpochSeries AccuracyRun::train() {
   EpochSeries s;
-  for (int epoch = 0; epoch < ap_.epochs && !s.diverged(); ++epoch) {
-    // A stop signal ends the point between epochs, on every rank together (--resume reruns it).
+  const int first = restore_checkpoint(s);
+  for (int epoch = first; epoch < ap_.epochs && !s.diverged(); ++epoch) {
+    // A stop signal ends the point between epochs, on every rank together (--resume continues
+    // it from its last checkpoint, or reruns it).
     if (stop_requested_anywhere(comm_))
       agree_on_failure(comm_, {PointStatus::Interrupted, "interrupted by a signal after epoch " + std::to_string(epoch)});
     run_epoch(epoch, s);
+    const int done = epoch + 1;
+    if (ap_.checkpoint_every > 0 && !checkpoint_.empty() && done % ap_.checkpoint_every == 0 && done < ap_.epochs &&
+        !s.diverged())
+      save_checkpoint(s, done);
   }
   return s;
+}
+
+// Test-only fault injection: HPCNN_TEST_KILL_AFTER_CHECKPOINTS=N kills rank 0 with SIGKILL once it
+// has written N checkpoints (tests/resume_training.sh).
+void maybe_kill_after_checkpoint() {
+  static int written = 0;
+  static const char* spec = std::getenv("HPCNN_TEST_KILL_AFTER_CHECKPOINTS");
+  if (spec && std::atoi(spec) == ++written) raise(SIGKILL);
+}
+
+// Rank 0 writes what every rank needs to continue: the parameters, optimizer state and series
+// (the same on every rank), and every rank's batch-norm statistics and dropout step counters
+// (each rank's own).
+void AccuracyRun::save_checkpoint(EpochSeries& s, int epochs_done) {
+  const std::vector<float> buffers = main_.get_buffers();
+  std::vector<double> steps(4, 0.0);  // (batch, forward passes) of the full and the short network
+  std::size_t k = 0;
+  for (const auto& [batch, passes] : nets_.steps())
+    if (k + 1 < steps.size()) {
+      steps[k++] = batch;
+      steps[k++] = static_cast<double>(passes);
+    }
+  std::vector<float> all_buffers(rank_ == 0 ? buffers.size() * static_cast<std::size_t>(size_) : 0);
+  std::vector<double> all_steps(rank_ == 0 ? steps.size() * static_cast<std::size_t>(size_) : 0);
+  MPI_Gather(buffers.data(), static_cast<int>(buffers.size()), MPI_FLOAT, all_buffers.data(),
+             static_cast<int>(buffers.size()), MPI_FLOAT, 0, comm_);
+  MPI_Gather(steps.data(), 4, MPI_DOUBLE, all_steps.data(), 4, MPI_DOUBLE, 0, comm_);
+  const Optimizer::State opt = optimizer_.state();
+  if (rank_ != 0) return;
+  Checkpoint c;
+  c.put("epochs_done", std::int64_t{epochs_done});
+  c.put("ranks", std::int64_t{size_});
+  c.put("steps", static_cast<std::int64_t>(s.steps));
+  c.put("params", main_.get_params());
+  c.put("buffers", std::move(all_buffers));
+  c.put("net_steps", std::move(all_steps));
+  c.put("optimizer_steps", opt.steps);
+  c.put("optimizer_first", opt.first);
+  c.put("optimizer_second", opt.second);
+  for (auto& [name, series] : s.named()) c.put(name, *series);
+  c.write(checkpoint_, ap_.reproducer);
+  maybe_kill_after_checkpoint();
+}
+
+int AccuracyRun::restore_checkpoint(EpochSeries& s) {
+  if (ap_.checkpoint_every <= 0 || checkpoint_.empty()) return 0;
+  // Rank 0 reads the file (the output folder need not be shared) and every rank parses the bytes.
+  std::string bytes;
+  int length = 0;
+  if (rank_ == 0 && std::filesystem::exists(checkpoint_)) {
+    std::ifstream f(checkpoint_, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    length = static_cast<int>(bytes.size());
+  }
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
+  if (length == 0) return 0;
+  bytes.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(bytes.data(), length, MPI_CHAR, 0, comm_);
+  const Checkpoint c = Checkpoint::parse(bytes, checkpoint_, ap_.reproducer);
+  if (c.integer("ranks") != size_)
+    throw UsageError(checkpoint_ + ": a checkpoint of " + std::to_string(c.integer("ranks")) + " ranks, not " +
+                     std::to_string(size_));
+  main_.set_params(c.floats("params"));
+  const std::vector<float>& all = c.floats("buffers");
+  const std::size_t n = all.size() / static_cast<std::size_t>(size_);
+  main_.set_buffers(std::vector<float>(all.begin() + static_cast<long>(n * rank_), all.begin() + static_cast<long>(n * (rank_ + 1))));
+  const std::vector<double>& steps = c.doubles("net_steps");
+  for (std::size_t k = 4 * static_cast<std::size_t>(rank_); k + 1 < 4 * static_cast<std::size_t>(rank_ + 1); k += 2)
+    if (steps[k] > 0) nets_.get(static_cast<int>(steps[k])).set_step(static_cast<std::uint64_t>(steps[k + 1]));
+  optimizer_.restore({c.integer("optimizer_steps"), c.floats("optimizer_first"), c.floats("optimizer_second")});
+  for (auto& [name, series] : s.named()) *series = c.doubles(name);
+  s.steps = static_cast<long>(c.integer("steps"));
+  s.resumed_epochs = static_cast<int>(c.integer("epochs_done"));
+  return s.resumed_epochs;
 }
 
 double median_of(std::vector<double> v) {
@@ -326,6 +436,16 @@ double median_of(std::vector<double> v) {
 
 Array epoch_array(const char* name, const std::vector<double>& values) { return make_array(name, {values.size()}, values); }
 
+// FNV-1a 64 over the parameters' bytes, as 16 hex digits.
+std::string params_digest(const std::vector<float>& params) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(params.data());
+  for (std::size_t i = 0; i < params.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) {
   out.arrays.push_back(epoch_array("epoch_train_loss", s.train_loss));
   out.arrays.push_back(epoch_array("epoch_train_acc", s.train_acc));
@@ -334,6 +454,7 @@ void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) 
   out.arrays.push_back(epoch_array("epoch_time_s", s.epoch_time));
   out.arrays.push_back(epoch_array("epoch_test_time_s", s.test_time));
   out.arrays.push_back(epoch_array("epoch_load_wait_s", s.load_wait));
+  out.arrays.push_back(epoch_array("step_loss", s.step_loss));
   if (!evaluations) return;
   out.arrays.push_back(epoch_array("eval_step", s.eval_step));
   out.arrays.push_back(epoch_array("eval_test_loss", s.eval_loss));
@@ -378,14 +499,16 @@ void set_epoch_fields(Record& r, const EpochSeries& s, std::size_t train_size) {
   r.set("img_per_s", train_total > 0 ? double(train_size) * done / train_total : 0.0);
 }
 
-ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& libraries, const LoadedData& data) {
+ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& libraries, const LoadedData& data,
+                      const std::string& checkpoint) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const Graph graph = build_point_graph(ap.mp, true);
   std::unique_ptr<Backend> backend = make_point_backend(ap.mp, libraries);
-  AccuracyRun run(ap, data, *backend, graph, comm);
+  AccuracyRun run(ap, data, *backend, graph, comm, checkpoint);
   const EpochSeries s = run.train();
+  const std::string digest = params_digest(run.params());
 
   ResultPoint out;
   add_epoch_arrays(out, s, ap.eval_every > 0);
@@ -399,6 +522,9 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   set_optimizer_fields(r, ap.mp);
   set_data_fields(r, ap, data);
   set_epoch_fields(r, s, data.set.train.size());
+  r.set("checkpoint_every", std::int64_t{ap.checkpoint_every});
+  r.set("resumed_epochs", std::int64_t{s.resumed_epochs});
+  r.set("params_digest", digest);
   r.set("peak_rss_mib", max_rss);
   if (s.diverged()) {
     out.status = PointStatus::Diverged;
@@ -457,7 +583,8 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
     validate_model_names(o);
     data::locate_dataset(o.str("data"));  // a missing data set is a usage error, before any work
   };
-  def.run_point = [loaded](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+  def.run_point = [loaded, program](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
+                           const PointPlace& place) {
     if (!*loaded) {
       auto d = std::make_unique<LoadedData>();
       const auto t0 = Clock::now();
@@ -468,7 +595,9 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
       d->load_s = since(t0);
       *loaded = std::move(d);
     }
-    return run_point(accuracy_point(PointSettings(o, p), (*loaded)->set), comm, libs, **loaded);
+    AccuracyPoint ap = accuracy_point(PointSettings(o, p), (*loaded)->set);
+    ap.reproducer = point_reproducer(program, o, p);
+    return run_point(ap, comm, libs, **loaded, place.checkpoint);
   };
   return run_suite(def, static_cast<int>(args.size()), ptrs.data());
 }

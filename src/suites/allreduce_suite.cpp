@@ -279,7 +279,7 @@ int run_allreduce_suite(int argc, char** argv) {
                       "algbw_gbs", "busbw_gbs", "wrong"};
   def.print_list = print_list;
   def.validate = validate;
-  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&) {
+  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&, const PointPlace&) {
     if (!rule_printed && !o.flag("quiet") && is_root_rank()) std::printf("# %s\n", kBusBwRule);
     rule_printed = true;
     return run_point(allreduce_point(PointSettings(o, p)), comm, wrong_total);

@@ -473,7 +473,8 @@ int run_blas_suite(int argc, char** argv) {
                         "cpu_sys_pct", "cpu_total_pct", "mem_avg_mib", "mem_max_mib"};
   def.print_list = print_list;
   def.validate = validate;
-  def.run_point = [](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+  def.run_point = [](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
+                      const PointPlace&) {
     const std::string k = o.str("sweep");
     if (k == "gemm") return gemm_point(blas_point(PointSettings(o, p), k), comm, libs);
     if (k == "layers")

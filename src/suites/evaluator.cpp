@@ -16,6 +16,12 @@ Network& NetworkSet::get(int batch) {
   return *net;
 }
 
+std::vector<std::pair<int, std::uint64_t>> NetworkSet::steps() const {
+  std::vector<std::pair<int, std::uint64_t>> out;
+  for (const auto& [batch, net] : nets_) out.emplace_back(batch, net->step());
+  return out;
+}
+
 Evaluator::Evaluator(Backend& backend, const Graph& graph, const NetworkOptions& options, const data::ImageSet& test,
                      const data::Normalization& norm, const data::PipelineOptions& pipeline, int batch, MPI_Comm comm)
     : backend_(backend), nets_(backend, graph, options), loader_(test, norm, pipeline), comm_(comm) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "data/batch_loader.hpp"
@@ -25,6 +26,8 @@ class NetworkSet {
   NetworkSet(Backend& backend, const Graph& graph, const NetworkOptions& options)
       : backend_(backend), graph_(graph), options_(options) {}
   Network& get(int batch);
+  // (batch, forward passes so far) of every network made, for a training checkpoint.
+  std::vector<std::pair<int, std::uint64_t>> steps() const;
 
  private:
   Backend& backend_;

@@ -443,7 +443,8 @@ int run_model_suite(const ModelSuite& suite, int argc, char** argv) {
                       "img_per_s", "iter_median_s", "iter_p95_s", "gflops"};
   def.print_list = print_model_list;
   def.validate = validate_model_names;
-  def.run_point = [&suite](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+  def.run_point = [&suite](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
+                      const PointPlace&) {
     return run_point(suite, o, p, comm, libs);
   };
   return run_suite(def, argc, argv);

@@ -521,7 +521,8 @@ int run_scale_suite(int argc, char** argv) {
                       "efficiency", "comm_wait_s", "overlap", "iter_median_s"};
   def.print_list = print_list;
   def.validate = validate;
-  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs) {
+  def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
+                      const PointPlace&) {
     return run_point(scale_point(PointSettings(o, p), comm), comm, libs, baselines);
   };
   return run_suite(def, argc, argv);

@@ -1,0 +1,151 @@
+#include "harness/checkpoint.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "base/errors.hpp"
+#include "results/result_file.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+constexpr char kMagic[] = "hpcnn-checkpoint 1\n";
+
+std::uint32_t crc32(const std::string& bytes) {
+  std::uint32_t crc = 0xffffffffu;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+// Appends raw bytes; the reader below takes them back in the same order.
+struct Out {
+  std::string bytes;
+  void u64(std::uint64_t v) { bytes.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void str(const std::string& s) {
+    u64(s.size());
+    bytes += s;
+  }
+  void raw(const void* p, std::size_t n) { bytes.append(static_cast<const char*>(p), n); }
+};
+
+struct In {
+  const std::string& bytes;
+  const std::string& path;
+  std::size_t at = 0;
+  void need(std::size_t n) const {
+    if (at + n > bytes.size()) throw RuntimeError(path + ": damaged checkpoint (ends early)");
+  }
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v;
+    std::memcpy(&v, bytes.data() + at, 8);
+    at += 8;
+    return v;
+  }
+  std::string str() {
+    const std::uint64_t n = u64();
+    need(n);
+    std::string s = bytes.substr(at, n);
+    at += n;
+    return s;
+  }
+  template <class T>
+  std::vector<T> array() {
+    const std::uint64_t n = u64();
+    if (n > (bytes.size() - at) / sizeof(T)) throw RuntimeError(path + ": damaged checkpoint (array too long)");
+    std::vector<T> v(n);
+    std::memcpy(v.data(), bytes.data() + at, n * sizeof(T));
+    at += n * sizeof(T);
+    return v;
+  }
+};
+
+template <class Map>
+const typename Map::mapped_type& entry(const Map& m, const std::string& name) {
+  const auto it = m.find(name);
+  if (it == m.end()) throw RuntimeError("checkpoint has no entry '" + name + "'");
+  return it->second;
+}
+
+}  // namespace
+
+const std::vector<double>& Checkpoint::doubles(const std::string& name) const { return entry(doubles_, name); }
+const std::vector<float>& Checkpoint::floats(const std::string& name) const { return entry(floats_, name); }
+std::int64_t Checkpoint::integer(const std::string& name) const { return entry(ints_, name); }
+
+void Checkpoint::write(const std::string& path, const std::string& settings) const {
+  Out out;
+  out.raw(kMagic, sizeof kMagic - 1);
+  out.str(settings);
+  out.u64(doubles_.size());
+  for (const auto& [name, v] : doubles_) {
+    out.str(name);
+    out.u64(v.size());
+    out.raw(v.data(), v.size() * sizeof(double));
+  }
+  out.u64(floats_.size());
+  for (const auto& [name, v] : floats_) {
+    out.str(name);
+    out.u64(v.size());
+    out.raw(v.data(), v.size() * sizeof(float));
+  }
+  out.u64(ints_.size());
+  for (const auto& [name, v] : ints_) {
+    out.str(name);
+    out.u64(static_cast<std::uint64_t>(v));
+  }
+  const std::uint32_t crc = crc32(out.bytes);
+  out.raw(&crc, sizeof crc);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(out.bytes.data(), static_cast<std::streamsize>(out.bytes.size()));
+    f.flush();
+    if (!f) throw RuntimeError(tmp + ": cannot write the checkpoint");
+  }
+  sync_path(tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError(path + ": cannot rename the checkpoint into place");
+  sync_path(std::filesystem::path(path).parent_path().string());
+}
+
+Checkpoint Checkpoint::read(const std::string& path, const std::string& settings) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw RuntimeError(path + ": cannot open the checkpoint");
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return parse(bytes, path, settings);
+}
+
+Checkpoint Checkpoint::parse(const std::string& bytes, const std::string& path, const std::string& settings) {
+  const std::size_t magic = sizeof kMagic - 1;
+  if (bytes.size() < magic + 4 || bytes.compare(0, magic, kMagic) != 0) throw RuntimeError(path + ": not an hpcnn checkpoint");
+  std::uint32_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
+  const std::string body = bytes.substr(0, bytes.size() - 4);
+  if (crc32(body) != stored) throw RuntimeError(path + ": damaged checkpoint (checksum mismatch)");
+  In in{body, path, magic};
+  const std::string made_with = in.str();
+  if (made_with != settings)
+    throw UsageError(path + ": a checkpoint of other settings ('" + made_with + "', not '" + settings + "')");
+  Checkpoint c;
+  for (std::uint64_t n = in.u64(), k = 0; k < n; ++k) {
+    std::string name = in.str();
+    c.doubles_[name] = in.array<double>();
+  }
+  for (std::uint64_t n = in.u64(), k = 0; k < n; ++k) {
+    std::string name = in.str();
+    c.floats_[name] = in.array<float>();
+  }
+  for (std::uint64_t n = in.u64(), k = 0; k < n; ++k) {
+    std::string name = in.str();
+    c.ints_[name] = static_cast<std::int64_t>(in.u64());
+  }
+  return c;
+}
+
+}  // namespace hpcnn
