@@ -52,6 +52,7 @@ expect_error 2 "'bogus'" -- ./hpcnn-scale --exchange bogus
 expect_error 2 "'ps-sync'" -- ./hpcnn-allreduce --exchange ps-sync
 expect_error 2 "'6'" -- ./hpcnn-allreduce --sizes 4,6
 expect_error 2 "'1X'" -- ./hpcnn-allreduce --sizes 1X
+expect_error 2 "GiB available" -- ./hpcnn-allreduce --sizes 1024G  # more than any node has: refused before any allocation
 expect_error 2 "--ps-servers 1" -- ./hpcnn-scale $small --exchange ps-sync
 expect_error 2 "--batch 5" -- $MPI -np 2 ./hpcnn-scale --model lenet5 --backend reference --iters 1 --warmup 0 --batch 5 --scaling strong
 

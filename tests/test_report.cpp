@@ -156,6 +156,9 @@ TEST_F(ReportFiles, WhereByAndTablesEndToEnd) {
   ASSERT_EQ(summary("--format csv --columns model,batch --where model=resnet18 --by batch " + d, &out), 0) << out;
   EXPECT_EQ(out, "model,batch\nresnet18,16\nresnet18,64\n");
   EXPECT_EQ(summary("--table nosuch " + d, &out), 2) << out;
+  // --plot into a folder that does not exist: a usage error, not a PNG on stdout.
+  EXPECT_EQ(summary("--plot " + dir_ + "/missing/t.png " + d, &out), 2) << out;
+  EXPECT_NE(out.find("does not exist"), std::string::npos) << out;
   for (const char* t : {"throughput", "breakdown", "ops", "memory", "cpu", "gpu", "allreduce", "scaling"})
     EXPECT_EQ(summary(std::string("--table ") + t + " " + d, &out), 0) << t << ": " << out;
 }

@@ -625,3 +625,31 @@ TEST(Fields, RolesOptionsAndArraysAreDeclaredOnce) {
   EXPECT_EQ(make_array("repeat_img_per_s", {1}, {5.0}).unit, "images/s");
   EXPECT_THROW(make_array("no_such_array", {1}, {1.0}), std::logic_error);
 }
+
+// A damaged or hostile file may declare arrays far larger than it stores (an allocation of 2^40
+// doubles) or dimensions whose product overflows (read as an empty array): one error naming the
+// file and the dataset, no allocation.
+TEST_F(Results, ArrayLargerThanTheFileIsRejected) {
+  for (const std::vector<hsize_t>& dims : {std::vector<hsize_t>{hsize_t{1} << 40}, std::vector<hsize_t>{hsize_t{1} << 32, hsize_t{1} << 32}}) {
+    std::string file = good_file();
+    {
+      RawFile raw(file);
+      hid_t g = H5Gopen2(raw.id, "/points/000000", H5P_DEFAULT);
+      ASSERT_GE(g, 0);
+      hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+      ASSERT_GE(space, 0);
+      hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      const std::vector<hsize_t> chunk(dims.size(), 1);
+      H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+      hid_t set = H5Dcreate2(g, "huge", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      ASSERT_GE(set, 0);
+      H5Dclose(set);
+      H5Pclose(dcpl);
+      H5Sclose(space);
+      H5Gclose(g);
+    }
+    drop_checksum_block(file);
+    const std::string want = dims.size() == 1 ? "declares" : "overflow";
+    expect_runtime_error([&] { read_result_file(file); }, {file, "dataset 'huge'", want});
+  }
+}

@@ -54,4 +54,15 @@ double current_rss_mib() {
   return static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
+double available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib * 1024.0;
+}
+
 }  // namespace hpcnn

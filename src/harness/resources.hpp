@@ -23,5 +23,8 @@ CpuUsage cpu_usage_between(const CpuCounters& before, const CpuCounters& after);
 
 // Current resident set size of this process in MiB (0 when unknown).
 double current_rss_mib();
+// MemAvailable of /proc/meminfo in bytes: what a run may still allocate on this node (0 when
+// unknown, e.g. not Linux).
+double available_memory_bytes();
 
 }  // namespace hpcnn

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -90,6 +91,7 @@ class Where {
     w.object_ = object;
     return w;
   }
+  const std::string& file() const { return file_; }
   [[noreturn]] void fail(const std::string& what, bool with_hdf5_reason = true) const {
     std::string msg = file_ + ": ";
     if (!object_.empty()) msg += object_ + ": ";
@@ -739,11 +741,24 @@ Array read_array(hid_t group, const std::string& name, const Where& where) {
     where.fail("cannot read the dimensions of " + what);
   Array array;
   array.name = name;
+  // The declared size must be one the file really stores: a damaged or hostile file may declare
+  // 2^40 elements (an allocation that fails or exhausts memory) or dimensions whose product
+  // overflows (an array read as empty).
   std::size_t count = 1;
   for (hsize_t d : dims) {
     array.dims.push_back(static_cast<std::size_t>(d));
+    if (d != 0 && count > std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(d))
+      where.fail(what + ": its dimensions overflow", false);
     count *= static_cast<std::size_t>(d);
   }
+  std::error_code ec;
+  const std::uintmax_t file_bytes = fs::file_size(where.file(), ec);
+  const std::size_t element = H5Tget_size(type.get());
+  const hsize_t stored = H5Dget_storage_size(set.get());
+  if (count > 0 && (ec || element == 0 || count > file_bytes / element || stored < count * element))
+    where.fail(what + " declares " + std::to_string(count) + " elements of " + std::to_string(element) + " bytes but stores " +
+                   std::to_string(stored) + " bytes",
+               false);
   array.data.resize(count);
   if (count > 0)
     where.check(H5Dread(set.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, array.data.data()),

@@ -18,6 +18,7 @@
 #include "harness/main_wrapper.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
+#include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
 
 namespace hpcnn {
@@ -98,9 +99,18 @@ void validate(const Options& o) {
       throw UsageError("--exchange: '" + name + "' is not an allreduce scheme (hpcnn-scale runs it)");
   for (const std::string& name : o.values("exchange"))
     for (const std::string& memory : o.values("memory")) validate_memory(find_exchange(name), memory);
+  const double available = available_memory_bytes();
   for (const std::string& s : o.values("sizes")) {
     const std::int64_t bytes = parse_bytes(s);
     if (bytes % 4 != 0) throw UsageError("--sizes: '" + s + "' is not a multiple of 4 bytes (floats are summed)");
+    // The message, its input and the checked result: three copies per rank, before any allocation.
+    const double need = 3.0 * static_cast<double>(bytes);
+    if (available > 0 && need > available) {
+      char text[160];
+      std::snprintf(text, sizeof text, "a rank needs %.1f GiB (the message, its input and the result), this node has %.1f GiB available",
+                    need / (1 << 30), available / (1 << 30));
+      throw UsageError("--sizes: '" + s + "': " + text);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -86,6 +87,10 @@ Config config_from(const Options& o) {
     c.plot = o.str("plot");
     if (!c.plot.ends_with(".png") && !c.plot.ends_with(".svg"))
       throw UsageError("--plot: '" + c.plot + "' must end in .png or .svg");
+    const std::filesystem::path folder = std::filesystem::path(c.plot).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+      throw UsageError("--plot: '" + c.plot + "': the folder '" + folder.string() + "' does not exist");
   }
   if (o.has("compare")) c.compare = o.str("compare");
   c.tolerance = parse_tolerance(o.str("tolerance"));
