@@ -11,6 +11,16 @@
 #  - a second process on the same run id is refused while the first runs.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_MCA_mpi_yield_when_idle=1
+# The runs started in the background: stopped on every exit path (a failed wait leaves one running).
+started=()
+stop_started() {
+  local p
+  for p in "${started[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$out"
+}
+trap stop_started EXIT
 sweep=(--model lenet5 --backend reference --iters 3 --warmup 1 --quiet)
 # csv DIR: the points' settings, status and reproducer, in file order
 csv() { ./hpcnn-summary --format csv --columns model,batch,iters,warmup,seed,ranks,status,reproducer "$1"; }
@@ -64,6 +74,7 @@ refuses 2 "--run-id: 'a/b'" ./hpcnn-train "${sweep[@]}" --batch 2,4 --output "$o
 long=(--model lenet5 --backend reference --iters 300 --warmup 1 --batch 2,3,4,5 --quiet)
 ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 2>"$out/t.err" &
 pid=$!
+started+=($pid)
 if wait_for "$out/t/.hpcnn-train-job3.journal/point-000000.h5"; then
   # A second process on the same run id is refused while this one runs.
   refuses 1 "in progress" ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 --resume
@@ -82,6 +93,7 @@ run ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 --resume
 ./hpcnn-train --model resnet50 --backend reference --batch 16 --iters 5 --warmup 1 --quiet --output "$out/d" \
   --run-id job4 2>/dev/null &
 pid=$!
+started+=($pid)
 wait_for "$out/d/.hpcnn-train-job4.h5.tmp" && sleep 0.5
 kill -TERM $pid; sleep 0.2; kill -TERM $pid
 timeout 30 tail --pid=$pid -f /dev/null; wait $pid; st=$?
@@ -92,6 +104,7 @@ timeout 30 tail --pid=$pid -f /dev/null; wait $pid; st=$?
 # ---- SIGUSR1 to mpirun at np 3: every rank stops together ----------------------------------------
 mpirun -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 >/dev/null 2>"$out/m.err" &
 pid=$!
+started+=($pid)
 if wait_for "$out/m/.hpcnn-train-job5.journal/point-000000.h5"; then kill -USR1 $pid; fi
 timeout 60 tail --pid=$pid -f /dev/null; wait $pid; st=$?
 grep -q "interrupted by signal 10" "$out/m.err" || { echo "FAIL: np 3 SIGUSR1 (exit $st): $(cat "$out/m.err")"; fail=1; }

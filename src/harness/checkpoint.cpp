@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/crc32.hpp"
 #include "base/errors.hpp"
 #include "results/result_file.hpp"
 
@@ -15,12 +16,9 @@ namespace {
 constexpr char kMagic[] = "hpcnn-checkpoint 1\n";
 
 std::uint32_t crc32(const std::string& bytes) {
-  std::uint32_t crc = 0xffffffffu;
-  for (unsigned char c : bytes) {
-    crc ^= c;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
+  Crc32 crc;
+  crc.add(bytes.data(), bytes.size());
+  return crc.value();
 }
 
 // Appends raw bytes; the reader below takes them back in the same order.
@@ -112,13 +110,6 @@ void Checkpoint::write(const std::string& path, const std::string& settings) con
   sync_path(tmp);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError(path + ": cannot rename the checkpoint into place");
   sync_path(std::filesystem::path(path).parent_path().string());
-}
-
-Checkpoint Checkpoint::read(const std::string& path, const std::string& settings) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw RuntimeError(path + ": cannot open the checkpoint");
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return parse(bytes, path, settings);
 }
 
 Checkpoint Checkpoint::parse(const std::string& bytes, const std::string& path, const std::string& settings) {

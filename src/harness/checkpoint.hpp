@@ -23,9 +23,7 @@ class Checkpoint {
   std::int64_t integer(const std::string& name) const;
 
   void write(const std::string& path, const std::string& settings) const;
-  static Checkpoint read(const std::string& path, const std::string& settings);
-  // The same from the file's bytes (read by one rank, broadcast to the others); `path` names it in
-  // errors.
+  // From the file's bytes (read by one rank, broadcast to the others); `path` names it in errors.
   static Checkpoint parse(const std::string& bytes, const std::string& path, const std::string& settings);
 
  private:

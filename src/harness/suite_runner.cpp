@@ -227,7 +227,7 @@ struct RunFiles {
   // A journal this run started and that holds nothing to resume (a usage error in the first
   // point, say) is not left behind; an interrupted run keeps its journal (keep_journal).
   ~RunFiles() {
-    if (journal && started_journal && !keep_journal && journal->completed().empty()) journal->remove();
+    if (journal && started_journal && !keep_journal && journal->points() == 0) journal->remove();
   }
   std::string run_id, stem, final_path;
   std::unique_ptr<ResultWriter> writer;
@@ -322,7 +322,7 @@ void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, 
   if (!point.status_reason.empty()) point.record.set("status_reason", point.status_reason);
   point.record.set("reproducer", point_reproducer(suite.program, o, p));
   f.journal->add(index, point);
-  maybe_kill_for_test(f.journal->completed().size());
+  maybe_kill_for_test(f.journal->points());
   f.writer->add_point(point);
   ++st.tally[point.status];
   ++st.written;

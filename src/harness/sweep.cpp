@@ -41,15 +41,10 @@ std::string PointSettings::str(std::string_view name) const {
 }
 
 std::int64_t PointSettings::integer(std::string_view name) const {
-  const std::string* v = swept(name);
-  if (!v) return options_.integer(name);
-  return *v == "default" ? 0 : std::strtoll(v->c_str(), nullptr, 10);
+  return swept(name) ? point_.integer(name) : options_.integer(name);
 }
 
-double PointSettings::real(std::string_view name) const {
-  const std::string* v = swept(name);
-  return v ? std::strtod(v->c_str(), nullptr) : options_.real(name);
-}
+double PointSettings::real(std::string_view name) const { return swept(name) ? point_.real(name) : options_.real(name); }
 
 std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs) {
   std::vector<SweepPoint> points(1);

@@ -75,6 +75,7 @@ void Journal::start(const Settings& settings, const std::string& run_start) {
   sync_path(dir_);
   starts_ = {run_start};
   completed_.clear();
+  added_ = 0;
   write_run_file(settings);
 }
 
@@ -106,7 +107,7 @@ void Journal::add(std::size_t index, const ResultPoint& point) {
   Provenance p;
   p.suite = point.record.text("suite");
   writer.commit(p);
-  completed_[index] = point;
+  ++added_;
 }
 
 void Journal::remove() {

@@ -28,7 +28,10 @@ class Journal {
   // Reopens the journal for --resume: reads the completed points and adds this run's start.
   // Throws UsageError naming the first setting that differs from the journal's.
   void resume(const Settings& settings, const std::string& run_start);
+  // The points an earlier run completed (read back by resume()).
   const std::map<std::size_t, ResultPoint>& completed() const { return completed_; }
+  // Every point the journal holds: the earlier runs' and this run's.
+  std::size_t points() const { return completed_.size() + added_; }
   const std::vector<std::string>& run_starts() const { return starts_; }
   // Point `index` of the sweep, durable on return.
   void add(std::size_t index, const ResultPoint& point);
@@ -40,6 +43,7 @@ class Journal {
   std::string dir_, path_;
   std::vector<std::string> starts_;
   std::map<std::size_t, ResultPoint> completed_;
+  std::size_t added_ = 0;  // points this run added (on disk only: they are in the result file too)
 };
 
 }  // namespace hpcnn

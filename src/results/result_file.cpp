@@ -21,6 +21,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "base/crc32.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -160,26 +161,6 @@ std::string valid_utf8(const std::string& s) {
 
 constexpr std::size_t kUserBlock = 512;
 constexpr const char* kBlockMagic = "hpcnn-result\n";
-
-class Crc32 {
- public:
-  Crc32() {
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      table_[i] = c;
-    }
-  }
-  void add(const char* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i)
-      crc_ = table_[(crc_ ^ static_cast<unsigned char>(data[i])) & 0xff] ^ (crc_ >> 8);
-  }
-  std::uint32_t value() const { return crc_ ^ 0xffffffffu; }
-
- private:
-  std::uint32_t table_[256];
-  std::uint32_t crc_ = 0xffffffffu;
-};
 
 // Size and CRC-32 of the bytes after the user block.
 std::pair<std::uint64_t, std::uint32_t> file_checksum(std::FILE* f, const std::string& path) {
