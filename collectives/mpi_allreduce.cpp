@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/activity.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -38,7 +39,12 @@ class MpiAllreduce : public Allreduce {
     return done != 0;
   }
   void wait_all() override {
-    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    // One at a time, in the order started, so that a hang names its bucket (the same waiting as
+    // MPI_Waitall: every request must complete either way).
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      const activity::WaitScope waiting("MPI_Iallreduce of a bucket", static_cast<int>(i));
+      MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
+    }
     requests_.clear();
   }
   void run(float* data, std::size_t count) override {

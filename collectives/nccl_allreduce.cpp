@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/activity.hpp"
 #include "base/errors.hpp"
 #include "kernels/cuda/device.hpp"
 
@@ -103,6 +104,7 @@ class NcclAllreduce : public Allreduce {
   void wait_all() override {
     // Polling instead of cudaStreamSynchronize: a failing peer shows up as NCCL's asynchronous
     // error, which a plain synchronize would never return to report.
+    const activity::WaitScope waiting("NCCL allreduce");
     while (in_flight_ && !finished()) {
       check_async();
       std::this_thread::yield();

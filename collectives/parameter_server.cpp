@@ -21,6 +21,7 @@
 #include "collectives/exchange.hpp"
 #include "collectives/schedule.hpp"
 #include "collectives/staging.hpp"
+#include "base/activity.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -119,7 +120,10 @@ class ParameterServer : public Exchange {
       MPI_Irecv(params_.host(params) + shard_lo_[k], as_int(n), MPI_FLOAT, server_rank(k), kWeightsTag, comm_, &requests_.back());
       traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     }
-    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    {
+      const activity::WaitScope waiting("parameter-server pull", -1, servers_ == 1 ? server_rank(0) : -1);
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    }
     requests_.clear();
     params_.push(params, 0, setup_.param_count);
   }
@@ -138,7 +142,10 @@ class ParameterServer : public Exchange {
     std::shared_ptr<float> step_grads = backend.alloc_floats(std::max<std::size_t>(n, 1));
     Staging weights_view(backend, n, staged_), grads_view(backend, n, staged_);
     float* const host_weights = weights_view.host(weights.get());
-    MPI_Recv(host_weights, as_int(n), MPI_FLOAT, 0, kInitTag, comm_, MPI_STATUS_IGNORE);
+    {
+      const activity::WaitScope waiting("parameter-server initial weights", -1, 0);
+      MPI_Recv(host_weights, as_int(n), MPI_FLOAT, 0, kInitTag, comm_, MPI_STATUS_IGNORE);
+    }
     weights_view.push(weights.get(), 0, n);
     traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     Optimizer optimizer(backend, n, setup_.optimizer);
@@ -174,7 +181,11 @@ class ParameterServer : public Exchange {
       const float scale = 1.0f / static_cast<float>(worker_count_);
       for (std::int64_t step = 0; step < setup_.steps; ++step) {
         for (std::size_t w = 0; w < workers; ++w) post(w);
-        MPI_Waitall(static_cast<int>(recv.size()), recv.data(), MPI_STATUSES_IGNORE);
+        // Worker by worker (the same wait as one MPI_Waitall), so a hang names the worker.
+        for (std::size_t w = 0; w < workers; ++w) {
+          const activity::WaitScope waiting("parameter-server push", -1, static_cast<int>(w));
+          MPI_Waitall(static_cast<int>(pieces.size()), recv.data() + w * pieces.size(), MPI_STATUSES_IGNORE);
+        }
         float* acc = grads_view.host(step_grads.get());  // summed in place: apply() copies nothing
         std::copy(grads[0].begin(), grads[0].end(), acc);
         for (std::size_t w = 1; w < workers; ++w)
@@ -196,6 +207,7 @@ class ParameterServer : public Exchange {
       std::size_t w = 0;
       if (!pieces.empty()) {
         int index = MPI_UNDEFINED;
+        const activity::WaitScope waiting("parameter-server push (any worker)");
         MPI_Waitany(static_cast<int>(recv.size()), recv.data(), &index, MPI_STATUS_IGNORE);
         if (index == MPI_UNDEFINED) throw RuntimeError("parameter server: no push left to wait for");
         w = static_cast<std::size_t>(index) / pieces.size();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "base/activity.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -17,6 +18,15 @@ ScheduledAllreduce::ScheduledAllreduce(MPI_Comm comm, Planner planner) : planner
   MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  MPI_Comm_group(comm_, &mine);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  world_rank_.resize(ranks.size());
+  MPI_Group_translate_ranks(mine, size_, ranks.data(), world, world_rank_.data());
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
 }
 
 ScheduledAllreduce::~ScheduledAllreduce() {
@@ -53,6 +63,7 @@ void ScheduledAllreduce::start(float* data, std::size_t count) {
   // messages across ranks even when several buckets are in flight between the same two peers.
   op.tag = next_tag_;
   next_tag_ = (next_tag_ + 1) % 32767;  // MPI guarantees tags up to 32767
+  op.ordinal = started_since_wait_++;
   ops_.push_back(std::move(op));
   advance(ops_.back(), false);
 }
@@ -74,6 +85,8 @@ bool ScheduledAllreduce::advance(Operation& op, bool block) {
       op.posted = true;
     }
     if (block) {
+      const int peer = s.recv_peer >= 0 ? s.recv_peer : s.send_peer;
+      const activity::WaitScope waiting("allreduce step", op.ordinal, world_rank_[static_cast<std::size_t>(peer)]);
       MPI_Waitall(2, op.requests, MPI_STATUSES_IGNORE);
     } else {
       int done = 0;
@@ -110,6 +123,7 @@ void ScheduledAllreduce::wait_all() {
     advance(ops_.front(), true);
     retire_front();
   }
+  started_since_wait_ = 0;
 }
 
 }  // namespace hpcnn

@@ -51,6 +51,7 @@ class ScheduledAllreduce : public Allreduce {
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     std::vector<float> scratch;  // receive buffer of reduce steps
     int tag = 0;
+    int ordinal = 0;  // its place among the operations started since the last wait_all (the bucket)
   };
   // Posts steps and finishes completed ones; with `block`, waits on each step instead of testing.
   // Returns true when the operation is complete.
@@ -61,6 +62,8 @@ class ScheduledAllreduce : public Allreduce {
   Planner planner_;
   std::deque<Operation> ops_;  // in flight, oldest first
   int next_tag_ = 0;
+  int started_since_wait_ = 0;
+  std::vector<int> world_rank_;  // of each rank of comm_, for the watchdog's messages
   Traffic traffic_;
   // Receive buffers of finished operations, reused: a fresh allocation per operation costs page
   // faults and zeroing on every bucket (measured: a third of ring's bandwidth at 1 MiB).

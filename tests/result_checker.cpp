@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
       check(std::fabs(got - expect) <= 1e-9 * expect, "img_per_s differs from batch x ranks / median");
       check(std::fabs(p.record.number("iter_median_s").value_or(-1) - s.median) <= 1e-12, "median");
       check(std::fabs(p.record.number("iter_p95_s").value_or(-1) - s.p95) <= 1e-12, "p95");
+      if (const auto outliers = p.record.number("outlier_iters"))
+        check(*outliers == find_outliers(slowest).count, "outlier_iters differs from the iteration times");
       check(!p.record.text("reproducer").empty(), "reproducer missing");
       if (p.record.text("suite") == "hpcnn-train" || p.record.text("suite") == "hpcnn-infer")
         check_model_point(p, slowest, batch * static_cast<double>(ranks), check);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Resumable sweeps and stop signals (issue 13):
-#  - a sweep killed by SIGKILL after 2 of 3 points keeps them (the journal), refuses to start
+#  - a sweep killed by SIGKILL after 2 of 3 points keeps them (the journal) and leaves no partial
+#    result file (the file is written whole at the end), refuses to start
 #    again under the same --run-id without --resume, and with --resume ends with one result file
 #    whose points equal an uninterrupted run's, point by point (settings, status, reproducer),
 #    provenance restarts 1 and both starts; a second --resume leaves the finished file alone;
@@ -50,6 +51,7 @@ st=$?
 [ $st = 137 ] || { echo "FAIL: the killed run exited $st, want 137 (SIGKILL)"; fail=1; }
 n=$(ls "$out/r/.hpcnn-train-job1.journal" | grep -c '^point-')
 [ "$n" = 2 ] || { echo "FAIL: the journal holds $n points after the kill, want 2"; fail=1; }
+[ -z "$(leftovers "$out/r")" ] || { echo "FAIL: SIGKILL left $(leftovers "$out/r")"; fail=1; }
 refuses 2 "add --resume" ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1
 run ./hpcnn-train "${sweep[@]}" --batch 2,4,8 --output "$out/r" --run-id job1 --resume
 if [ "$(csv "$out/r")" != "$(csv "$out/full")" ]; then
@@ -94,7 +96,7 @@ run ./hpcnn-train "${long[@]}" --output "$out/t" --run-id job3 --resume
   --run-id job4 2>/dev/null &
 pid=$!
 started+=($pid)
-wait_for "$out/d/.hpcnn-train-job4.h5.tmp" && sleep 0.5
+wait_for "$out/d/.hpcnn-train-job4.journal/run.txt" && sleep 0.5
 kill -TERM $pid; sleep 0.2; kill -TERM $pid
 timeout 30 tail --pid=$pid -f /dev/null; wait $pid; st=$?
 [ $st = 143 ] || { echo "FAIL: two signals: exit $st, want 143"; fail=1; }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/activity.hpp"
 #include "engine/backend.hpp"
 #include "kernels/registry.hpp"
 #include "base/errors.hpp"
@@ -110,6 +111,47 @@ TEST(Stats, MedianPercentilesAndSpread) {
 }
 
 // ---- the typed point ------------------------------------------------------------------------------
+
+TEST(Stats, OutliersArePausesNotNoise) {
+  std::vector<double> noisy;
+  for (int i = 0; i < 100; ++i) noisy.push_back(0.010 + 0.004 * ((i * 37) % 11) / 10.0);  // +-20% spread
+  EXPECT_EQ(find_outliers(noisy).count, 0);
+  std::vector<double> paused = noisy;
+  paused[40] = 60.0;  // a rank stopped for a minute
+  paused[41] = 0.05;  // 5x the median: descheduled
+  const Outliers o = find_outliers(paused);
+  EXPECT_EQ(o.count, 2);
+  EXPECT_DOUBLE_EQ(o.worst, 60.0);
+  // A wide but honest spread (every value within 3x the median) is not flagged.
+  EXPECT_EQ(find_outliers({1, 2, 3, 1, 2, 3, 2.9}).count, 0);
+  EXPECT_EQ(find_outliers({1, 100}).count, 0);  // too few to have a median to stand out from
+}
+
+TEST(Activity, NestedWaitsNameTheInnermostAndCountTheOutermost) {
+  const std::uint64_t before = activity::snapshot().wait_number;
+  EXPECT_FALSE(activity::snapshot().waiting);
+  {
+    const activity::WaitScope exchange("gradient exchange");
+    {
+      const activity::WaitScope step("allreduce step", 3, 7);
+      const activity::WaitScope call("MPI_Waitall", -1, -1, activity::WaitKind::MpiCall);
+      const activity::Snapshot s = activity::snapshot();
+      EXPECT_TRUE(s.waiting);
+      EXPECT_STREQ(s.operation, "allreduce step");
+      EXPECT_STREQ(s.call, "MPI_Waitall");
+      EXPECT_EQ(s.bucket, 3);
+      EXPECT_EQ(s.peer, 7);
+    }
+    const activity::Snapshot s = activity::snapshot();
+    EXPECT_STREQ(s.operation, "gradient exchange");
+    EXPECT_STREQ(s.call, "");
+    EXPECT_EQ(s.bucket, -1);
+    EXPECT_EQ(s.wait_number, before + 1);  // inner scopes are the same wait
+  }
+  EXPECT_FALSE(activity::snapshot().waiting);
+  { const activity::WaitScope again("MPI_Barrier", -1, -1, activity::WaitKind::MpiCall); }
+  EXPECT_EQ(activity::snapshot().wait_number, before + 2);
+}
 
 TEST(ModelPoint, BuiltOnceFromOptionsAndSweepPoint) {
   const auto specs = model_suite_options(Mode::Train);

@@ -106,6 +106,7 @@ PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm) {
 Stats set_phase_fields(Record& r, const PhaseArrays& a) {
   const Stats it = slowest_rank_stats(a.iter);
   set_iteration_fields(r, it);
+  r.set("outlier_iters", static_cast<std::int64_t>(find_outliers(max_over_ranks(a.iter)).count));
   r.set("load_s", slowest_rank_stats(a.load).median);
   r.set("forward_s", slowest_rank_stats(a.forward).median);
   r.set("backward_s", slowest_rank_stats(a.backward).median);

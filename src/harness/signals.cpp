@@ -6,6 +6,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "base/activity.hpp"
+
 namespace hpcnn {
 
 namespace {
@@ -39,6 +41,7 @@ bool stop_requested_anywhere(MPI_Comm comm) {
   int mine = g_signal != 0 ? 1 : 0;
   if (size <= 1) return mine != 0;
   int any = 0;
+  const activity::WaitScope waiting("stop-signal agreement");
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
   return any != 0;
 }

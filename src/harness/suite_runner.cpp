@@ -14,12 +14,15 @@
 #include <memory>
 #include <utility>
 
+#include "base/activity.hpp"
+#include "base/fault_injection.hpp"
 #include "config.h"
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
 #include "results/record.hpp"
 #include "harness/signals.hpp"
+#include "harness/watchdog.hpp"
 #include "results/journal.hpp"
 #include "results/table.hpp"
 
@@ -35,6 +38,10 @@ std::vector<OptionSpec> output_options() {
        "continue the run --run-id names: its completed points (kept in DIR/.<program>-ID.journal as each "
        "completes) are not run again, the others are, and its result file ends up as an uninterrupted run's; "
        "a run that is complete is left as it is (exit 0)"},
+      {"timeout", OptType::Float, false, "600", "S",
+       "watchdog: a rank waiting longer than S seconds in one collective, exchange or parameter-server wait ends "
+       "the job with one line naming the operation and the ranks that did not arrive (exit 1); 0: no watchdog",
+       {}, 0, 1e9},
       {"quiet", OptType::Flag, false, "", "", "print nothing but errors"},
       {"list", OptType::Flag, false, "", "", "list models, backends and build features, then exit"},
       {"version", OptType::Flag, false, "", "", "print the version and exit"},
@@ -53,6 +60,7 @@ void agree_on_failure(MPI_Comm comm, const PointError& local) {
   MPI_Comm_size(comm, &size);
   const int mine = local.none() ? size : rank;
   int first = size;
+  const activity::WaitScope waiting("point-end agreement");
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == size) return;
   std::string reason = rank == first ? local.reason : std::string();
@@ -104,7 +112,7 @@ void report_point_failure(const char* program, std::size_t number, const PointFa
 // Options that say where and how a run reports, not what it measures: left out of reproducers
 // and of the settings a resumed run must share.
 static bool point_setting(const std::string& name) {
-  for (const char* other : {"output", "quiet", "list", "version", "help", "run-id", "resume"})
+  for (const char* other : {"output", "quiet", "list", "version", "help", "run-id", "resume", "timeout"})
     if (name == other) return false;
   return true;
 }
@@ -238,6 +246,29 @@ struct RunFiles {
   RunLock lock;
 };
 
+// The temporary result files of runs that died during their commit (SIGKILL, a node failure): a
+// temporary file whose run lock nobody holds. Runs in progress hold theirs for their whole life.
+void remove_dead_runs_temporaries(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = ".h5.tmp";
+    if (name.size() <= 1 + suffix.size() || name[0] != '.' || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string lock = dir + "/" + name.substr(0, name.size() - suffix.size()) + ".lock";
+    const int fd = open(lock.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {  // alive
+      close(fd);
+      continue;
+    }
+    std::filesystem::remove(entry.path(), ec);
+    if (fd >= 0) close(fd);
+  }
+}
+
+// Where the ranks' watchdogs ask and answer: in the run's journal folder, which every rank sees.
+std::string watchdog_board(const std::string& journal) { return journal.empty() ? journal : journal + "/watchdog"; }
+
 // Rank 0: the result file is opened first so an unwritable directory fails before any work; an
 // existing run of the same id is continued (--resume) or refused.
 RunFiles open_run_files(const SuiteDef& suite, const Options& o, const std::string& run_id, const std::string& start) {
@@ -250,6 +281,7 @@ RunFiles open_run_files(const SuiteDef& suite, const Options& o, const std::stri
   std::error_code ec;
   std::filesystem::create_directories(dir.empty() ? std::string(".") : dir, ec);  // for the lock
   f.lock.take((dir.empty() ? std::string(".") : dir) + "/." + f.stem + ".lock", run_id);
+  remove_dead_runs_temporaries(dir.empty() ? std::string(".") : dir);
   const bool resume = o.flag("resume"), journal = f.journal->exists(), done = access(f.final_path.c_str(), F_OK) == 0;
   if (resume && !journal && done) {
     f.complete = true;
@@ -266,6 +298,7 @@ RunFiles open_run_files(const SuiteDef& suite, const Options& o, const std::stri
     f.started_journal = true;
   }
   set_partial_file(f.writer->temp_path().c_str());
+  Watchdog::clear_board(watchdog_board(f.journal->path()));
   return f;
 }
 
@@ -314,6 +347,18 @@ struct SweepState {
   bool interrupted = false;
 };
 
+// A point whose timed iterations include outliers (a paused rank) is kept, but not silently.
+void warn_about_outliers(const char* program, std::size_t number, const Record& r) {
+  const double outliers = r.number("outlier_iters").value_or(0);
+  if (outliers <= 0) return;
+  progress().clear();
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "%s: point %zu: %.0f timed iteration(s) far slower than the median %.4g s (slowest %.4g s): a paused "
+               "or descheduled rank? The point's figures include them (outlier_iters).\n",
+               program, number, outliers, r.number("iter_median_s").value_or(0), r.number("iter_max_s").value_or(0));
+}
+
 // Rank 0: the point's status as text, its reproducer; into the journal (durable) and the file.
 void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, std::size_t index, ResultPoint& point,
                   RunFiles& f, SweepState& st) {
@@ -323,6 +368,7 @@ void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, 
   point.record.set("reproducer", point_reproducer(suite.program, o, p));
   f.journal->add(index, point);
   maybe_kill_for_test(f.journal->points());
+  warn_about_outliers(suite.program, index + 1, point.record);
   f.writer->add_point(point);
   ++st.tally[point.status];
   ++st.written;
@@ -360,6 +406,7 @@ SweepState run_points(const SuiteDef& suite, const Options& o, RunFiles& f, cons
     ResultPoint point;
     if (!restored) {
       progress().start_point(static_cast<int>(i));
+      inject_fault("setup");
       try {
         char checkpoint[32];
         std::snprintf(checkpoint, sizeof checkpoint, "/ckpt-%06zu.bin", i);
@@ -421,6 +468,7 @@ int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState&
                    suite.program, stop_signal(), st.written, st.total, path.c_str(), f.run_id.c_str(), kExitInterrupted);
   }
   int interrupted = st.interrupted ? 1 : 0;
+  const activity::WaitScope waiting("result-file commit on rank 0");
   MPI_Bcast(&interrupted, 1, MPI_INT, 0, comm);
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
   if (interrupted) return kExitInterrupted;
@@ -453,6 +501,7 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
   }
   std::vector<int> done;
   if (const int status = share_run_state(suite, files, error_status, error, done, comm); status >= 0) return status;
+  const Watchdog watchdog({o.real("timeout"), watchdog_board(files.journal_dir), suite.program}, comm);
   LibraryVersions libraries;
   SweepState st = run_points(suite, o, files, done, libraries, comm);
   return finish_run(suite, o, files, st, libraries, start, comm);

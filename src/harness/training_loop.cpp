@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/activity.hpp"
+#include "base/fault_injection.hpp"
 #include "harness/signals.hpp"
 
 namespace hpcnn {
@@ -45,10 +47,14 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
   const bool train = settings_.mode == Mode::Train;
   StepResult r;
   r.local.images = batch.size;
+  const long k = iterations_ + 1;  // as divergence reasons count: warm-up included, from 1
+  activity::set_phase("load", k);
+  inject_fault("iteration", k);
   const auto t0 = Clock::now();
   if (batch.size > 0) net.set_input(batch.images, batch.labels);
   backend_.synchronize();
   const auto t1 = Clock::now();
+  activity::set_phase("forward", k);
   if (batch.size > 0) {
     r.local.loss = net.forward();
     r.local.correct = net.correct();
@@ -58,6 +64,7 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
   auto t3 = t2, t4 = t2, t5 = t2;
   r.judged_loss = r.local.loss;
   if (train) {
+    activity::set_phase("backward", k);
     if (batch.size > 0) {
       const GradientBuckets* buckets = sync_->buckets();
       if (buckets) net.backward(buckets, [&](int b) { sync_->on_bucket(b, net); });
@@ -65,8 +72,14 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     }
     backend_.synchronize();
     t3 = Clock::now();
-    r.judged_loss = sync_->wait(net, r.local);
+    {
+      activity::set_phase("exchange wait", k);
+      inject_fault("exchange", k);
+      const activity::WaitScope waiting("gradient exchange");
+      r.judged_loss = sync_->wait(net, r.local);
+    }
     t4 = Clock::now();
+    activity::set_phase("update", k);
     r.diverged = !std::isfinite(r.judged_loss);
     // Diverged and stopping: the update would only spread the NaN into the weights.
     if (!(r.diverged && settings_.stop_on_divergence)) sync_->update((owner ? *owner : net).params(), net);
@@ -88,6 +101,7 @@ int TrainingLoop::agree_flags(int mine) {
   if (settings_.agree != MPI_COMM_NULL) MPI_Comm_size(settings_.agree, &size);
   if (size <= 1) return mine;
   int all = 0;
+  const activity::WaitScope waiting("per-iteration agreement");
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_BOR, settings_.agree);
   return all;
 }
@@ -105,7 +119,10 @@ PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& 
     }
     try {
       if (observer) observer->before_iteration(k);
-      if (sync_) sync_->before_step();
+      if (sync_) {
+        const activity::WaitScope waiting("step start");
+        sync_->before_step();
+      }
       if (k == settings_.warmup && observer) observer->timed_start();
       const StepResult r = step(net, batch(k));
       if (r.diverged && settings_.stop_on_divergence) {
@@ -119,6 +136,7 @@ PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& 
       error = PointError::from(e);
     }
   }
+  activity::set_phase("");
   return error;
 }
 

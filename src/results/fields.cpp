@@ -53,6 +53,7 @@ const std::vector<Field>& fields() {
       {"iter_max_s",      F, "s",        "%.4g",   "slowest iteration", Figure, ""},
       {"iter_p5_s",       F, "s",        "%.4g",   "5th percentile of the iteration time", Figure, ""},
       {"iter_p95_s",      F, "s",        "%.4g",   "95th percentile of the iteration time", Figure, ""},
+      {"outlier_iters",   I, "",         "%lld",   "timed iterations slower than 3x the median and the median + 10 MADs (a paused or descheduled rank): the point's figures include them, it is not a clean measurement", Figure, ""},
       {"load_s",          F, "s",        "%.4g",   "data loading, median per iteration", Figure, ""},
       {"forward_s",       F, "s",        "%.4g",   "forward pass, median per iteration", Figure, ""},
       {"backward_s",      F, "s",        "%.4g",   "backward pass, median per iteration", Figure, ""},

@@ -19,10 +19,12 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "base/crc32.hpp"
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
 
 namespace hpcnn {
 
@@ -405,6 +407,13 @@ struct ResultWriter::Impl {
   std::size_t next_point = 0;
 };
 
+// The points of a run until its commit: the file is written whole at the end, so that a run killed
+// at any moment (SIGKILL, the OOM killer, a watchdog's abort) leaves no partial file behind; the
+// journal (results/journal.hpp) is what keeps its completed points durable meanwhile.
+struct ResultWriter::Pending {
+  std::vector<ResultPoint> points;
+};
+
 namespace {
 
 // The result directory, created when missing; throws RuntimeError naming it when unusable.
@@ -425,12 +434,17 @@ ResultWriter::ResultWriter(const std::string& dir, const std::string& suite) : d
   // .<suite>-<stamp>-<pid>.h5.tmp; when a writer of this process already took that name in the
   // same second, .<suite>-<stamp>-<pid>-1.h5.tmp and so on.
   const std::string base = file_name_part(suite) + "-" + utc_stamp() + "-" + std::to_string(getpid());
+  // The temporary file exists only during a commit, so this process remembers the names it took.
+  static std::set<std::string> taken;
   std::string stem = base;
-  for (int n = 1; path_exists(join(dir_, "." + stem + ".h5.tmp")) || path_exists(join(dir_, stem + ".h5")); ++n)
+  for (int n = 1; taken.count(join(dir_, stem)) || path_exists(join(dir_, "." + stem + ".h5.tmp")) ||
+                  path_exists(join(dir_, stem + ".h5"));
+       ++n)
     stem = base + "-" + std::to_string(n);
+  taken.insert(join(dir_, stem));
   temp_path_ = join(dir_, "." + stem + ".h5.tmp");
   final_path_ = join(dir_, stem + ".h5");
-  create();
+  probe();
 }
 
 ResultWriter::ResultWriter(const std::string& dir, const Named& name)
@@ -439,8 +453,17 @@ ResultWriter::ResultWriter(const std::string& dir, const Named& name)
   prepare_directory(dir_);
   temp_path_ = join(dir_, "." + name.stem + ".h5.tmp");
   final_path_ = join(dir_, name.stem + ".h5");
-  std::remove(temp_path_.c_str());  // left by a run of the same name that was killed
-  create();
+  std::remove(temp_path_.c_str());  // left by a run of the same name killed during its commit
+  probe();
+}
+
+// Creates and removes the temporary file: an unwritable directory fails now, before any work.
+void ResultWriter::probe() {
+  const int fd = open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError(temp_path_ + ": cannot create the result file: " + std::strerror(errno));
+  close(fd);
+  std::remove(temp_path_.c_str());
+  pending_ = new Pending;
 }
 
 void ResultWriter::create() {
@@ -469,6 +492,7 @@ void ResultWriter::create() {
 }
 
 ResultWriter::~ResultWriter() {
+  delete pending_;
   if (impl_) {
     delete impl_;  // closes the file
     impl_ = nullptr;
@@ -477,7 +501,18 @@ ResultWriter::~ResultWriter() {
 }
 
 void ResultWriter::add_point(const ResultPoint& point) {
-  if (committed_ || !impl_) throw std::logic_error("ResultWriter::add_point after commit");
+  if (committed_ || !pending_) throw std::logic_error("ResultWriter::add_point after commit");
+  // A bad array fails now, not at the commit.
+  for (std::size_t i = 0; i < point.arrays.size(); ++i) {
+    check_array(point.arrays[i]);
+    for (std::size_t j = 0; j < i; ++j)
+      if (point.arrays[j].name == point.arrays[i].name)
+        throw std::logic_error("ResultWriter: array '" + point.arrays[i].name + "' twice in one point");
+  }
+  pending_->points.push_back(point);
+}
+
+void ResultWriter::write_point(const ResultPoint& point) {
   char name[32];
   std::snprintf(name, sizeof name, "%06zu", impl_->next_point);
   const Where where = Where(temp_path_).at(std::string("/points/") + name);
@@ -492,13 +527,17 @@ void ResultWriter::add_point(const ResultPoint& point) {
     H5Eclear2(H5E_DEFAULT);
     throw;
   }
-  // Flushed point by point: a run that dies later leaves a temporary file that still holds them.
-  where.check(H5Fflush(impl_->file.get(), H5F_SCOPE_LOCAL), "cannot flush the file");
   ++impl_->next_point;
 }
 
 std::string ResultWriter::commit(const Provenance& provenance) {
-  if (committed_ || !impl_) throw std::logic_error("ResultWriter::commit called twice");
+  if (committed_ || !pending_) throw std::logic_error("ResultWriter::commit called twice");
+  create();
+  for (const ResultPoint& point : pending_->points) write_point(point);
+  static long commits = 0;
+  inject_fault("commit", ++commits);
+  delete pending_;
+  pending_ = nullptr;
   const Where where = Where(temp_path_).at("/provenance");
   {
     Handle group = create_group(impl_->file.get(), "provenance", where);

@@ -40,9 +40,11 @@ struct ResultPoint {
   std::string status_reason;  // why the status is not ok
 };
 
-// Rank 0 only. The constructor creates DIR (if missing) and the temporary file
+// Rank 0 only. The constructor creates DIR (if missing) and tries the temporary file
 // DIR/.<suite>-<UTC stamp>-<pid>.h5.tmp, so an unwritable directory fails before any work
-// (throws RuntimeError naming DIR). Destroying an uncommitted writer removes the temporary file.
+// (throws RuntimeError naming DIR). The points are kept until commit(), which writes the file
+// whole: a run that dies before leaves no file (its journal keeps the points), one that dies
+// during the commit at most the temporary file, which the next run of the same name removes.
 class ResultWriter {
  public:
   ResultWriter(const std::string& dir, const std::string& suite);
@@ -58,7 +60,7 @@ class ResultWriter {
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
 
-  void add_point(const ResultPoint& point);  // written immediately
+  void add_point(const ResultPoint& point);  // checked now, written by commit()
   // Writes the provenance, closes the file, makes it durable (fsync of the file and its
   // directory) and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5 (or the Named stem). Returns
   // the final path.
@@ -67,7 +69,11 @@ class ResultWriter {
 
  private:
   struct Impl;
+  struct Pending;
+  void probe();
   void create();
+  void write_point(const ResultPoint& point);
+  Pending* pending_ = nullptr;
   std::string dir_, temp_path_, final_path_;
   Impl* impl_ = nullptr;
   bool committed_ = false;

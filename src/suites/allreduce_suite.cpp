@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/activity.hpp"
 #include "collectives/check_data.hpp"
 #include "collectives/exchange.hpp"
 #include "collectives/message_buffer.hpp"
@@ -161,7 +162,11 @@ std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<f
   for (int k = 0; k < ap.warmup + ap.iters; ++k) {
     // In place: restore the input before every run (untimed), so the last run's output is checkable.
     buffer->fill(input);
-    MPI_Barrier(comm);
+    activity::set_phase("allreduce", k + 1);
+    {
+      const activity::WaitScope waiting("barrier before an allreduce");
+      MPI_Barrier(comm);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
     const auto t1 = std::chrono::steady_clock::now();
