@@ -1,8 +1,8 @@
 // What this process is doing right now, for the watchdog (harness/watchdog.hpp), which reads it
 // from a thread of its own: the blocking wait in progress (a collective, an exchange wait, a
 // parameter-server wait), with the bucket and the peer rank it waits for where the code knows
-// them, and otherwise the training phase and iteration. The main thread marks; every field is an
-// atomic, so the watchdog reads without a lock. Marking reads no clock: a few relaxed stores
+// them, and otherwise the training phase and iteration. One thread marks (the one that calls MPI);
+// every field is an atomic, so the watchdog reads without a lock. Marking reads no clock: a few relaxed stores
 // (~1-2 ns), nothing a measurement can see even around a 1 us allreduce; the watchdog times a
 // wait itself, from the moment it first sees its number.
 //
