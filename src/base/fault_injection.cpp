@@ -32,8 +32,10 @@ Fault parse_fault() {
   if (std::strcmp(sig, "kill") == 0) f.signal = SIGKILL;
   else if (std::strcmp(sig, "stop") == 0) f.signal = SIGSTOP;
   else if (std::strcmp(sig, "segv") == 0) f.signal = SIGSEGV;
+  else if (std::strcmp(sig, "term") == 0) f.signal = SIGTERM;
+  else if (std::strcmp(sig, "usr1") == 0) f.signal = SIGUSR1;
   else {
-    std::fprintf(stderr, "HPCNN_TEST_FAULT: unknown signal '%s' (kill, stop, segv)\n", sig);
+    std::fprintf(stderr, "HPCNN_TEST_FAULT: unknown signal '%s' (kill, stop, segv, term, usr1)\n", sig);
     std::abort();
   }
   f.place = place;

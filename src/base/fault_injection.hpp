@@ -2,7 +2,8 @@
 // as a node failure, the OOM killer, a segfault or a stopped process would (tests/rank_failure.sh):
 //
 //   HPCNN_TEST_FAULT=SIGNAL,PLACE,ITERATION,RANK
-//     SIGNAL     kill (SIGKILL), stop (SIGSTOP: the test continues or kills the process), segv
+//     SIGNAL     kill (SIGKILL), stop (SIGSTOP: the test continues or kills the process), segv,
+//                term (SIGTERM), usr1 (SIGUSR1): a time limit or preemption at a known step
 //     PLACE      setup (a point's start), iteration (a training step's start), exchange (the
 //                gradient exchange's wait), commit (a result file written, its temporary file
 //                half-written: rank 0)

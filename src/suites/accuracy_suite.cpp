@@ -67,8 +67,10 @@ std::vector<OptionSpec> accuracy_options() {
       {"cache", OptType::Flag, false, "", "", "keep every decoded sample in memory after its first use"},
       {"prefetch", OptType::Int, false, "2", "N", "batches the background loader decodes ahead (0: decode in the training loop)", {}, 0, 64},
       {"checkpoint-every", OptType::Int, false, "0", "N",
-       "save a training checkpoint every N epochs into the run's journal (0: none); --run-id ID --resume continues "
-       "an interrupted point from its last checkpoint, bit-identically on the CPU backends", {}, 0, 1e7},
+       "save a training checkpoint every N epochs (or optimizer steps: --checkpoint-unit) into the run's journal, "
+       "and at a stop signal (0: none); --run-id ID --resume continues an interrupted point from its last "
+       "checkpoint, bit-identically on the CPU backends", {}, 0, 1e12},
+      {"checkpoint-unit", OptType::Choice, false, "epoch", "UNIT", "what --checkpoint-every counts", "epoch|step"},
       {"test-batch", OptType::Int, false, "", "N", "images per evaluation batch (default: --batch)", {}, 1, 1 << 20},
       {"train-limit", OptType::Int, false, "", "N", "use only the first N training images", {}, 1, 1e12},
       {"test-limit", OptType::Int, false, "", "N", "evaluate only the first N test images", {}, 1, 1e12},
@@ -118,7 +120,8 @@ struct AccuracyPoint {
   long eval_every = 0;
   bool shuffle = true, augment = false, cache = false;
   int prefetch = 2;
-  int checkpoint_every = 0;  // epochs; 0: no checkpoints
+  long checkpoint_every = 0;  // epochs or steps; 0: no checkpoints
+  bool checkpoint_steps = false;  // checkpoint_every counts optimizer steps, not epochs
   std::string reproducer;    // the point's command line: the settings a checkpoint belongs to
 };
 
@@ -140,7 +143,8 @@ AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
   ap.augment = s.flag("augment");
   ap.cache = s.flag("cache");
   ap.prefetch = static_cast<int>(s.integer("prefetch"));
-  ap.checkpoint_every = static_cast<int>(s.integer("checkpoint-every"));
+  ap.checkpoint_every = static_cast<long>(s.integer("checkpoint-every"));
+  ap.checkpoint_steps = s.str("checkpoint-unit") == "step";
   return ap;
 }
 
@@ -189,7 +193,8 @@ struct EpochSeries {
   std::vector<double> eval_step, eval_loss, eval_acc;
   std::vector<double> step_loss;  // global mean loss of every optimizer step
   long steps = 0, diverged_step = -1;
-  int resumed_epochs = 0;  // epochs restored from a checkpoint
+  int resumed_epochs = 0;  // whole epochs restored from a checkpoint
+  long resumed_steps = 0;  // optimizer steps restored from a checkpoint
   bool diverged() const { return diverged_step >= 0; }
   // Every series by name, for a checkpoint.
   std::vector<std::pair<const char*, std::vector<double>*>> named();
@@ -201,6 +206,16 @@ std::vector<std::pair<const char*, std::vector<double>*>> EpochSeries::named() {
           {"load_wait", &load_wait},   {"eval_step", &eval_step},   {"eval_loss", &eval_loss},
           {"eval_acc", &eval_acc},     {"step_loss", &step_loss}};
 }
+
+// Where training stands: the epoch in progress, its batches done, and what the epoch has gathered
+// so far. With the weights, optimizer and series, what a checkpoint needs to continue mid-epoch.
+struct EpochPosition {
+  int epoch = 0;
+  long batch = 0;                // batches of this epoch done
+  double sums[3] = {0, 0, 0};    // loss x images, correct, images (all ranks)
+  double waited = 0;             // waiting for the loader
+  double seconds = 0;            // training time of this epoch before a restart
+};
 
 // One point's training state on this rank: the data pipelines, the networks, the optimizer and
 // the loop. The main network of the full batch owns the parameters; the short last batch runs on
@@ -214,10 +229,13 @@ class AccuracyRun {
   std::vector<float> params() { return main_.get_params(); }
 
  private:
-  void save_checkpoint(EpochSeries& s, int epochs_done);
-  int restore_checkpoint(EpochSeries& s);  // the epochs done; 0 without a checkpoint
+  bool checkpoints() const { return ap_.checkpoint_every > 0 && !checkpoint_.empty(); }
+  void save_checkpoint(EpochSeries& s, const EpochPosition& at);
+  EpochPosition restore_checkpoint(EpochSeries& s);  // the start of training without a checkpoint
   data::PipelineOptions pipeline(bool training) const;
-  void run_epoch(int epoch, EpochSeries& s);
+  // The epoch from `at` to its end; a stop signal ends it (and the point) after a checkpoint.
+  void run_epoch(EpochPosition at, EpochSeries& s);
+  void finish_epoch(const EpochPosition& at, EpochSeries& s);
   void step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds);
   void evaluate_every(EpochSeries& s, double& eval_seconds);
 
@@ -299,25 +317,49 @@ void AccuracyRun::step(const data::Batch& b, EpochSeries& s, double epoch_sums[3
   evaluate_every(s, eval_seconds);
 }
 
-void AccuracyRun::run_epoch(int epoch, EpochSeries& s) {
+void AccuracyRun::run_epoch(EpochPosition at, EpochSeries& s) {
   const data::ImageSet& train = data_.set.train;
   const auto t0 = Clock::now();
-  double waited = 0, eval_seconds = 0;
-  double sums[3] = {0, 0, 0};  // loss x images, correct, images (all ranks)
-  loader_.start_epoch(static_cast<std::uint64_t>(epoch),
-                      data::rank_batches(data::epoch_order(train.size(), ap_.mp.seed, epoch, ap_.shuffle), ap_.mp.batch,
-                                         rank_, size_));
-  for (long k = 0; k < steps_per_epoch_ && !s.diverged(); ++k) {
+  double excluded = 0;  // evaluations and checkpoints: not training time
+  auto batches = data::rank_batches(data::epoch_order(train.size(), ap_.mp.seed, at.epoch, ap_.shuffle), ap_.mp.batch,
+                                    rank_, size_);
+  // Augmentation is a function of (seed, epoch, sample): the rest of the epoch is the same batches
+  // whether or not it starts after a restart.
+  batches.erase(batches.begin(), batches.begin() + std::min<long>(at.batch, static_cast<long>(batches.size())));
+  loader_.start_epoch(static_cast<std::uint64_t>(at.epoch), std::move(batches));
+  for (; at.batch < steps_per_epoch_ && !s.diverged(); ++at.batch) {
+    // A stop signal ends the point at a step boundary on every rank together, after a checkpoint
+    // of this very step (--resume continues from it; without checkpoints it reruns the point).
+    if (stop_requested_anywhere(comm_)) {
+      at.seconds += since(t0) - excluded;
+      if (checkpoints()) save_checkpoint(s, at);
+      agree_on_failure(comm_, {PointStatus::Interrupted, "interrupted by a signal at step " + std::to_string(s.steps) +
+                                                             " (epoch " + std::to_string(at.epoch + 1) + ")"});
+    }
     double w = 0;
     const data::Batch b = loader_.next(&w);
-    waited += w;
-    step(b, s, sums, eval_seconds);
+    at.waited += w;
+    step(b, s, at.sums, excluded);
+    if (checkpoints() && ap_.checkpoint_steps && s.steps % ap_.checkpoint_every == 0 && !s.diverged()) {
+      const auto c0 = Clock::now();
+      EpochPosition next = at;
+      ++next.batch;
+      next.seconds += since(t0) - excluded;
+      save_checkpoint(s, next);
+      excluded += since(c0);
+    }
   }
   backend_.synchronize();
-  double seconds = since(t0) - eval_seconds;
+  at.seconds += since(t0) - excluded;
+  finish_epoch(at, s);
+}
+
+void AccuracyRun::finish_epoch(const EpochPosition& at, EpochSeries& s) {
+  double seconds = at.seconds;
   if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm_);
   s.epoch_time.push_back(seconds);
-  s.load_wait.push_back(waited);
+  s.load_wait.push_back(at.waited);
+  const double* sums = at.sums;
   if (s.diverged()) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     s.train_loss.push_back(nan);
@@ -337,17 +379,13 @@ void AccuracyRun::run_epoch(int epoch, EpochSeries& s) {
 
 EpochSeries AccuracyRun::train() {
   EpochSeries s;
-  const int first = restore_checkpoint(s);
-  for (int epoch = first; epoch < ap_.epochs && !s.diverged(); ++epoch) {
-    // A stop signal ends the point between epochs, on every rank together (--resume continues
-    // it from its last checkpoint, or reruns it).
-    if (stop_requested_anywhere(comm_))
-      agree_on_failure(comm_, {PointStatus::Interrupted, "interrupted by a signal after epoch " + std::to_string(epoch)});
-    run_epoch(epoch, s);
-    const int done = epoch + 1;
-    if (ap_.checkpoint_every > 0 && !checkpoint_.empty() && done % ap_.checkpoint_every == 0 && done < ap_.epochs &&
+  EpochPosition at = restore_checkpoint(s);
+  for (; at.epoch < ap_.epochs && !s.diverged(); at = EpochPosition{at.epoch + 1}) {
+    run_epoch(at, s);
+    const int done = at.epoch + 1;
+    if (checkpoints() && !ap_.checkpoint_steps && done % ap_.checkpoint_every == 0 && done < ap_.epochs &&
         !s.diverged())
-      save_checkpoint(s, done);
+      save_checkpoint(s, EpochPosition{done});
   }
   return s;
 }
@@ -363,7 +401,7 @@ void maybe_kill_after_checkpoint() {
 // Rank 0 writes what every rank needs to continue: the parameters, optimizer state and series
 // (the same on every rank), and every rank's batch-norm statistics and dropout step counters
 // (each rank's own).
-void AccuracyRun::save_checkpoint(EpochSeries& s, int epochs_done) {
+void AccuracyRun::save_checkpoint(EpochSeries& s, const EpochPosition& at) {
   const std::vector<float> buffers = main_.get_buffers();
   std::vector<double> steps(4, 0.0);  // (batch, forward passes) of the full and the short network
   std::size_t k = 0;
@@ -380,7 +418,11 @@ void AccuracyRun::save_checkpoint(EpochSeries& s, int epochs_done) {
   const Optimizer::State opt = optimizer_.state();
   if (rank_ != 0) return;
   Checkpoint c;
-  c.put("epochs_done", std::int64_t{epochs_done});
+  c.put("epoch", std::int64_t{at.epoch});
+  c.put("epoch_batch", static_cast<std::int64_t>(at.batch));
+  c.put("epoch_sums", std::vector<double>(at.sums, at.sums + 3));
+  c.put("epoch_waited", std::vector<double>{at.waited});
+  c.put("epoch_seconds", std::vector<double>{at.seconds});
   c.put("ranks", std::int64_t{size_});
   c.put("steps", static_cast<std::int64_t>(s.steps));
   c.put("params", main_.get_params());
@@ -394,8 +436,8 @@ void AccuracyRun::save_checkpoint(EpochSeries& s, int epochs_done) {
   maybe_kill_after_checkpoint();
 }
 
-int AccuracyRun::restore_checkpoint(EpochSeries& s) {
-  if (ap_.checkpoint_every <= 0 || checkpoint_.empty()) return 0;
+EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
+  if (!checkpoints()) return {};
   // Rank 0 reads the file (the output folder need not be shared) and every rank parses the bytes.
   std::string bytes;
   int length = 0;
@@ -405,7 +447,7 @@ int AccuracyRun::restore_checkpoint(EpochSeries& s) {
     length = static_cast<int>(bytes.size());
   }
   MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
-  if (length == 0) return 0;
+  if (length == 0) return {};
   bytes.resize(static_cast<std::size_t>(length));
   MPI_Bcast(bytes.data(), length, MPI_CHAR, 0, comm_);
   const Checkpoint c = Checkpoint::parse(bytes, checkpoint_, ap_.reproducer);
@@ -422,8 +464,19 @@ int AccuracyRun::restore_checkpoint(EpochSeries& s) {
   optimizer_.restore({c.integer("optimizer_steps"), c.floats("optimizer_first"), c.floats("optimizer_second")});
   for (auto& [name, series] : s.named()) *series = c.doubles(name);
   s.steps = static_cast<long>(c.integer("steps"));
-  s.resumed_epochs = static_cast<int>(c.integer("epochs_done"));
-  return s.resumed_epochs;
+  EpochPosition at;
+  at.epoch = static_cast<int>(c.integer("epoch"));
+  at.batch = static_cast<long>(c.integer("epoch_batch"));
+  const std::vector<double>& sums = c.doubles("epoch_sums");
+  if (sums.size() != 3 || at.epoch < 0 || at.epoch > ap_.epochs || at.batch < 0 || at.batch > steps_per_epoch_)
+    throw RuntimeError(checkpoint_ + ": a checkpoint of another training (epoch " + std::to_string(at.epoch) +
+                       ", batch " + std::to_string(at.batch) + ")");
+  std::copy(sums.begin(), sums.end(), at.sums);
+  at.waited = c.doubles("epoch_waited").at(0);
+  at.seconds = c.doubles("epoch_seconds").at(0);
+  s.resumed_epochs = at.epoch;
+  s.resumed_steps = s.steps;
+  return at;
 }
 
 double median_of(std::vector<double> v) {
@@ -522,8 +575,10 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   set_optimizer_fields(r, ap.mp);
   set_data_fields(r, ap, data);
   set_epoch_fields(r, s, data.set.train.size());
-  r.set("checkpoint_every", std::int64_t{ap.checkpoint_every});
+  r.set("checkpoint_every", static_cast<std::int64_t>(ap.checkpoint_every));
+  r.set("checkpoint_unit", std::string(ap.checkpoint_steps ? "step" : "epoch"));
   r.set("resumed_epochs", std::int64_t{s.resumed_epochs});
+  r.set("resumed_steps", static_cast<std::int64_t>(s.resumed_steps));
   r.set("params_digest", digest);
   r.set("peak_rss_mib", max_rss);
   if (s.diverged()) {
