@@ -40,7 +40,7 @@ csv=$(./hpcnn-summary --format csv --columns model,status "$out/failed")
 [ "$csv" = $'model,status\nlenet5,failed\nalexnet,failed' ] || { echo "FAIL: failed points in file: $csv"; fail=1; }
 # Damaged files through the hpcnn-summary executable (the reader alone is tested by test_results
 # and test_result_damage, under AddressSanitizer with --enable-asan): a truncated, a corrupted, a
-# foreign HDF5 and a non-HDF5 file next to a good one. Each bad file is one stderr line naming it
+# foreign HDF5, a non-HDF5 file and one with a damaged checksum header next to a good one. Each bad file is one stderr line naming it
 # with its reason, the good file's rows are still printed, exit status 1; no crash.
 mkdir -p "$out/damaged"
 src=$(ls "$out"/two/*.h5 | head -1)
@@ -51,12 +51,16 @@ cp "$src" "$out/damaged/corrupted.h5"
 printf '\x55\xaa\x55\xaa' | dd of="$out/damaged/corrupted.h5" bs=1 seek=$((size / 2)) conv=notrunc status=none
 h5mkgrp "$out/damaged/foreign.h5" /data || { echo "FAIL: h5mkgrp could not make a foreign HDF5 file"; fail=1; }
 echo "not an HDF5 file" > "$out/damaged/text.h5"
+# One changed byte in the checksum header ("hpcnn-result" -> "hpcnn-resulT") must not turn the
+# check off: the file is rejected before HDF5 sees it.
+cp "$src" "$out/damaged/header.h5"
+printf 'T' | dd of="$out/damaged/header.h5" bs=1 seek=11 conv=notrunc status=none
 err=$(./hpcnn-summary --format csv --columns model,ranks,status "$out/damaged" 2>&1 >"$out/damaged.csv"); st=$?
 echo "$err"
 [ "$st" = 1 ] || { echo "FAIL: damaged files: exit $st, want 1"; fail=1; }
-[ "$(printf '%s' "$err" | grep -c '')" = 4 ] || { echo "FAIL: damaged files: want 4 stderr lines"; fail=1; }
+[ "$(printf '%s' "$err" | grep -c '')" = 5 ] || { echo "FAIL: damaged files: want 5 stderr lines"; fail=1; }
 for want in "truncated.h5: truncated file" "corrupted.h5: corrupted file" "foreign.h5: not an hpcnn result file" \
-            "text.h5: not a readable HDF5 file"; do
+            "text.h5: not an hpcnn result file" "header.h5: not an hpcnn result file, or its header is damaged"; do
   grep -qF "hpcnn-summary: error: $out/damaged/$want" <<<"$err" || { echo "FAIL: no error line '$want'"; fail=1; }
 done
 [ "$(cat "$out/damaged.csv")" = $'model,ranks,status\nlenet5,2,ok' ] ||

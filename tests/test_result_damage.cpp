@@ -4,8 +4,11 @@
 // must give one clean RuntimeError naming the file -- no crash, no sanitizer report -- and
 // hpcnn-summary's reader path (find + read) must go on to the next file.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "base/errors.hpp"
+#include "results/isolated_read.hpp"
 #include "results/result_file.hpp"
 
 namespace fs = std::filesystem;
@@ -96,10 +100,6 @@ TEST(ResultDamage, TruncatedAndCorruptedFilesFailCleanly) {
     flipped[at] = static_cast<char>(flipped[at] ^ 0x5a);
     spill(bad, flipped, flipped.size());
     if (at < 512 && bytes[at] == 0) continue;  // padding of the checksum header: not checked
-    if (at < 12) {  // a damaged magic line: read as a file without checksum block, which is intact
-      EXPECT_NO_THROW(read_result_file(bad)) << "byte " << at;
-      continue;
-    }
     expect_clean_error(bad, "byte " + std::to_string(at) + " flipped");
   }
   // The reader path of hpcnn-summary: a damaged file among good ones is one error, the rest read.
@@ -117,4 +117,175 @@ TEST(ResultDamage, TruncatedAndCorruptedFilesFailCleanly) {
   EXPECT_EQ(failed, 1);
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every file is untrusted: a damaged checksum header does not turn the check off, and the HDF5
+// parse runs in a child process whose hang, crash or exhausted memory is one error naming the file.
+
+namespace {
+
+// A fresh directory removed at the end of the test.
+struct Scratch {
+  Scratch() {
+    std::string pattern = (fs::temp_directory_path() / "hpcnn-test-isolated-XXXXXX").string();
+    if (mkdtemp(pattern.data())) dir = pattern;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string dir;
+};
+
+std::string write_good_file(const std::string& dir) {
+  ResultWriter w(dir, "hpcnn-infer");
+  ResultPoint p;
+  p.record.set("suite", "hpcnn-infer");
+  p.record.set("model", "resnet18");
+  p.record.set("batch", std::int64_t{16});
+  p.record.set("img_per_s", 456.25);
+  p.arrays.push_back({"iter_time_s", "s", {3}, {0.5, 0.25, 0.125}});
+  p.status = PointStatus::Diverged;
+  p.status_reason = "loss NaN";
+  w.add_point(p);
+  Provenance prov;
+  prov.suite = "hpcnn-infer";
+  prov.command_line = "hpcnn-infer --batch 16";
+  prov.hosts = {"node1", "node2"};
+  prov.mpi_size = 2;
+  prov.restarts = 1;
+  prov.libraries = {{"hdf5", "1.10"}};
+  prov.settings = {{"batch", "16"}};
+  return w.commit(prov);
+}
+
+// `fn` must throw one RuntimeError whose single line holds every part of `parts`; returns the
+// seconds it took.
+template <typename Fn>
+double expect_error_with(Fn fn, const std::vector<std::string>& parts) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    fn();
+    ADD_FAILURE() << "no RuntimeError thrown";
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    for (const auto& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST(UntrustedFiles, DamagedHeaderByteIsRejectedWithTheFileName) {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  const std::string good = write_good_file(s.dir + "/good");
+  const std::vector<char> bytes = slurp(good);
+  const std::string bad = s.dir + "/header.h5";
+  // Every byte of the magic line "hpcnn-result\n": one changed byte must not turn the check off.
+  for (std::size_t at = 0; at < 13; ++at) {
+    std::vector<char> damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x20);
+    spill(bad, damaged, damaged.size());
+    expect_error_with([&] { read_result_file(bad); }, {bad, "its header is damaged"});
+  }
+  // A file without the header (foreign, or its user block wiped) is never handed to HDF5 either.
+  std::vector<char> wiped = bytes;
+  std::fill(wiped.begin(), wiped.begin() + 512, '\0');
+  spill(bad, wiped, wiped.size());
+  expect_error_with([&] { read_result_file_isolated(bad); }, {bad, "not an hpcnn result file"});
+}
+
+TEST(UntrustedFiles, IsolatedReadGivesTheSameRun) {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  const std::string good = write_good_file(s.dir);
+  const ResultRun direct = read_result_file(good);
+  const ResultRun isolated = read_result_file_isolated(good);
+  // The encoding is exact (doubles by their bits): the same bytes encode the same run.
+  EXPECT_EQ(encode_run(isolated), encode_run(direct));
+  EXPECT_EQ(isolated.path, good);
+  EXPECT_EQ(isolated.provenance.hosts, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(isolated.provenance.restarts, 1);
+  ASSERT_EQ(isolated.points.size(), 1u);
+  EXPECT_EQ(isolated.points[0].record.text("model"), "resnet18");
+  EXPECT_EQ(*isolated.points[0].record.number("img_per_s"), 456.25);
+  ASSERT_EQ(isolated.points[0].arrays.size(), 1u);
+  EXPECT_EQ(isolated.points[0].arrays[0].data, (std::vector<double>{0.5, 0.25, 0.125}));
+  EXPECT_EQ(isolated.points[0].arrays[0].unit, "s");
+  // A run with a status other than ok round-trips through the encoding too.
+  ResultRun run = direct;
+  run.points[0].status = PointStatus::Diverged;
+  run.points[0].status_reason = "loss NaN";
+  const ResultRun back = decode_run(encode_run(run), good);
+  EXPECT_EQ(back.points[0].status, PointStatus::Diverged);
+  EXPECT_EQ(back.points[0].status_reason, "loss NaN");
+}
+
+TEST(UntrustedFiles, MalformedRepliesAreRejected) {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  const std::string encoded = encode_run(read_result_file(write_good_file(s.dir)));
+  // Every truncation, and a count of 2^62 in place of the path's length, fail cleanly.
+  for (std::size_t n = 0; n < encoded.size(); n += 5)
+    expect_error_with([&] { decode_run(encoded.substr(0, n), "f.h5"); }, {"f.h5", "malformed reply"});
+  std::string huge = encoded;
+  huge[7] = 0x40;
+  expect_error_with([&] { decode_run(huge, "f.h5"); }, {"f.h5", "malformed reply"});
+  expect_error_with([&] { decode_run(encoded + "x", "f.h5"); }, {"f.h5", "malformed reply"});
+}
+
+TEST(UntrustedFiles, HangInTheReaderIsStoppedWithinTheLimit) {
+  IsolationLimits limits;
+  limits.seconds = 1;
+  const double took = expect_error_with(
+      [&] {
+        run_isolated([]() -> std::string {
+          volatile unsigned long spins = 0;
+          for (;;) spins = spins + 1;
+        }, limits, "hang.h5");
+      },
+      {"hang.h5", "did not finish within 1 s"});
+  EXPECT_LT(took, 10.0);
+  // A reader blocked (not spinning) is stopped too.
+  expect_error_with([&] { run_isolated([]() -> std::string { pause(); return ""; }, limits, "blocked.h5"); },
+                    {"blocked.h5", "did not finish within 1 s"});
+}
+
+TEST(UntrustedFiles, CrashInTheReaderIsOneError) {
+  IsolationLimits limits;
+  limits.seconds = 30;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer catches the signal itself, prints its report and exits with status 1.
+  const std::vector<std::string> crashed = {"crash.h5", "without a reply"};
+#else
+  const std::vector<std::string> crashed = {"crash.h5", "crashed", "signal 11"};
+#endif
+  expect_error_with([&] { run_isolated([]() -> std::string { raise(SIGSEGV); return ""; }, limits, "crash.h5"); },
+                    crashed);
+  expect_error_with([&] { run_isolated([]() -> std::string { _exit(5); }, limits, "exit.h5"); },
+                    {"exit.h5", "without a reply", "exit status 5"});
+  // A clean error in the child comes back as it is, and the parent goes on.
+  expect_error_with([&] { run_isolated([]() -> std::string { throw RuntimeError("x.h5: reason"); }, limits, "x.h5"); },
+                    {"x.h5: reason"});
+  EXPECT_EQ(run_isolated([] { return std::string("payload\0with nul", 16); }, limits, "ok.h5"),
+            std::string("payload\0with nul", 16));
+}
+
+TEST(UntrustedFiles, MemoryBeyondTheLimitIsOneError) {
+  IsolationLimits limits;
+  limits.seconds = 30;
+  limits.memory_bytes = std::size_t{64} << 20;
+  const auto allocate = []() -> std::string {
+    std::vector<char> big(std::size_t{1} << 30, 1);  // 1 GiB, 16 times the limit
+    return std::string(1, big[big.size() / 2]);
+  };
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator ends the process itself when memory runs out (no bad_alloc).
+  expect_error_with([&] { run_isolated(allocate, limits, "big.h5"); }, {"big.h5"});
+#else
+  expect_error_with([&] { run_isolated(allocate, limits, "big.h5"); }, {"big.h5", "more than the limit of 64 MiB"});
+#endif
 }

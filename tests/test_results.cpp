@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/crc32.hpp"
 #include "base/errors.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
@@ -83,12 +85,28 @@ struct RawFile {
   hid_t id;
 };
 
-// Files edited in place fail the writer's CRC-32; forged files therefore also drop the checksum
-// block (the reader then validates them attribute by attribute, like files from other tools).
-void drop_checksum_block(const std::string& file) {
+// Files edited in place fail the writer's CRC-32, and a file without a valid checksum block is
+// never handed to HDF5; forged files are therefore resealed: the checksum block rewritten for
+// their new bytes, as a hostile user would (the reader then validates them attribute by
+// attribute).
+void reseal(const std::string& file) {
   std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
   ASSERT_TRUE(f);
-  f.write(std::string(512, '\0').data(), 512);
+  f.seekg(512);
+  Crc32 crc;
+  std::uint64_t size = 512;
+  char buf[4096];
+  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+    crc.add(buf, static_cast<std::size_t>(f.gcount()));
+    size += static_cast<std::uint64_t>(f.gcount());
+  }
+  f.clear();
+  char block[512] = {};
+  std::snprintf(block, sizeof block, "hpcnn-result\nchecksum-block 1\nsize %llu\ncrc32 %08x\n",
+                static_cast<unsigned long long>(size), static_cast<unsigned>(crc.value()));
+  f.seekp(0);
+  f.write(block, sizeof block);
+  ASSERT_TRUE(f);
 }
 
 void replace_attribute(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, const void* value) {
@@ -380,7 +398,7 @@ TEST_F(Results, UnknownSchemaVersionIsRejected) {
     int version = 999;
     replace_attribute(raw.id, "schema_version", H5T_STD_I32LE, H5T_NATIVE_INT, &version);
   }
-  drop_checksum_block(file);
+  reseal(file);
   expect_runtime_error([&] { read_result_file(file); }, {file, "schema version 999", "not supported", "1"});
 }
 
@@ -397,6 +415,17 @@ TEST_F(Results, ForeignHdf5FileIsRejected) {
   H5Sclose(space);
   H5Fclose(f);
   expect_runtime_error([&] { read_result_file(file); }, {file, "not an hpcnn result file"});
+  // The same with a valid checksum block (HDF5 skips its 512-byte user block): HDF5's view of it
+  // lacks the format attribute.
+  const std::string sealed = path("foreign-sealed.h5");
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  ASSERT_GE(H5Pset_userblock(fcpl, 512), 0);
+  f = H5Fcreate(sealed.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  H5Fclose(f);
+  H5Pclose(fcpl);
+  reseal(sealed);
+  expect_runtime_error([&] { read_result_file(sealed); }, {sealed, "no 'format' attribute"});
 }
 
 TEST_F(Results, WrongFormatValueIsRejected) {
@@ -406,7 +435,7 @@ TEST_F(Results, WrongFormatValueIsRejected) {
     int not_a_string = 7;
     replace_attribute(raw.id, "format", H5T_STD_I32LE, H5T_NATIVE_INT, &not_a_string);
   }
-  drop_checksum_block(file);
+  reseal(file);
   expect_runtime_error([&] { read_result_file(file); }, {file, "format", "expected string"});
 }
 
@@ -420,7 +449,7 @@ TEST_F(Results, FieldOfWrongTypeIsRejected) {
     replace_attribute(g, "batch", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &batch);
     H5Gclose(g);
   }
-  drop_checksum_block(file);
+  reseal(file);
   expect_runtime_error([&] { read_result_file(file); }, {file, "/points/000000", "'batch'", "expected int"});
 }
 
@@ -434,7 +463,7 @@ TEST_F(Results, UnknownAttributesAreSkipped) {
     replace_attribute(g, "field_from_the_future", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &x);
     H5Gclose(g);
   }
-  drop_checksum_block(file);
+  reseal(file);
   ResultRun run = read_result_file(file);
   ASSERT_EQ(run.points.size(), 1u);
   EXPECT_EQ(run.points[0].record.items().size(), 3u);
@@ -452,6 +481,9 @@ TEST_F(Results, UncommittedFileIsRejected) {
     ASSERT_GE(raw.id, 0);
     ASSERT_GE(H5Ldelete(raw.id, "provenance", H5P_DEFAULT), 0);
   }
+  // No checksum block yet (it is written at commit): never handed to HDF5.
+  expect_runtime_error([&] { read_result_file(copy); }, {copy, "not an hpcnn result file"});
+  reseal(copy);  // past the checksum, HDF5's view: no provenance
   expect_runtime_error([&] { read_result_file(copy); }, {copy, "provenance"});
 }
 
@@ -461,7 +493,7 @@ TEST_F(Results, TruncatedFileIsRejected) {
   fs::copy_file(file, cut);
   fs::resize_file(cut, fs::file_size(cut) / 2);
   expect_runtime_error([&] { read_result_file(cut); }, {cut, "truncated file"});
-  drop_checksum_block(cut);  // HDF5 notices too
+  reseal(cut);  // HDF5 notices too
   expect_runtime_error([&] { read_result_file(cut); }, {cut, "truncated"});
   std::string tiny = path("tiny.h5");
   fs::copy_file(file, tiny);
@@ -652,7 +684,7 @@ TEST_F(Results, ArrayLargerThanTheFileIsRejected) {
       H5Sclose(space);
       H5Gclose(g);
     }
-    drop_checksum_block(file);
+    reseal(file);
     const std::string want = dims.size() == 1 ? "declares" : "overflow";
     expect_runtime_error([&] { read_result_file(file); }, {file, "dataset 'huge'", want});
   }

@@ -25,6 +25,7 @@
 #include "base/crc32.hpp"
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
+#include "base/file_kind.hpp"
 
 namespace hpcnn {
 
@@ -158,8 +159,10 @@ std::string valid_utf8(const std::string& s) {
 // block (kUserBlock bytes at the start, which HDF5 skips) and, once the file is closed, fills it
 // with a text header holding the file size and the CRC-32 of every byte after the block:
 //   hpcnn-result\nchecksum-block 1\nsize <bytes>\ncrc32 <8 hex digits>\n  (then NUL bytes)
-// The reader verifies both before HDF5 sees the file. A file without the header (foreign, or
-// rewritten by another tool) goes to HDF5 unverified and is then validated attribute by attribute.
+// The reader verifies both before HDF5 sees the file, and requires them: a file without the header
+// (damaged in its first bytes, foreign, or rewritten by another tool) is never handed to HDF5.
+// HDF5 is not safe on untrusted files, so hpcnn-summary also parses in a child process
+// (isolated_read.hpp).
 
 constexpr std::size_t kUserBlock = 512;
 constexpr const char* kBlockMagic = "hpcnn-result\n";
@@ -208,8 +211,7 @@ void sync_path(const std::string& path) {
 
 namespace {
 
-// Throws when the file carries a checksum block that does not match; returns quietly for a file
-// without one.
+// Throws unless the file starts with a checksum block that matches every byte after it.
 void verify_checksum_block(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw RuntimeError(path + ": cannot open: " + std::strerror(errno));
@@ -217,7 +219,9 @@ void verify_checksum_block(const std::string& path) {
   char block[kUserBlock + 1] = {};
   std::size_t got = std::fread(block, 1, kUserBlock, f);
   const std::size_t magic_len = std::strlen(kBlockMagic);
-  if (got < magic_len || std::memcmp(block, kBlockMagic, magic_len) != 0) return;
+  if (got < magic_len || std::memcmp(block, kBlockMagic, magic_len) != 0)
+    throw RuntimeError(path + ": not an hpcnn result file, or its header is damaged (no '" +
+                       std::string(kBlockMagic, magic_len - 1) + "' checksum block in its first bytes)");
   unsigned version = 0;
   unsigned long long size = 0;
   unsigned crc = 0;
@@ -855,10 +859,8 @@ Provenance read_provenance(hid_t file, const Where& file_where) {
 ResultRun read_result_file(const std::string& path) {
   quiet_hdf5();
   const Where where(path);
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (!fs::exists(status)) where.fail("no such file", false);
-  if (fs::is_directory(status)) where.fail("is a directory", false);
+  // Never open a FIFO (it would block) or a device (/dev/zero never ends).
+  if (const std::string kind = not_a_regular_file(path); !kind.empty()) where.fail(kind, false);
   if (access(path.c_str(), R_OK) != 0) where.fail(std::string("cannot read: ") + std::strerror(errno), false);
 
   verify_checksum_block(path);  // before HDF5 parses anything

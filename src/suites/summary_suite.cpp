@@ -13,6 +13,7 @@
 #include "base/errors.hpp"
 #include "harness/options.hpp"
 #include "results/report.hpp"
+#include "results/isolated_read.hpp"
 #include "results/result_file.hpp"
 #include "results/table.hpp"
 #include "results/table_presets.hpp"
@@ -119,7 +120,8 @@ void print_help() {
 }
 
 // Every result file under `paths`. A file that cannot be read gets one line on stderr (naming it)
-// and status 1; the others are still read. RuntimeError when there is no file at all.
+// and status 1; the others are still read. Every file is untrusted: it is parsed in a child
+// process (isolated_read.hpp), so one that hangs or crashes HDF5 cannot take the others down. RuntimeError when there is no file at all.
 std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& status) {
   std::vector<std::string> files = find_result_files(paths);
   if (files.empty()) {
@@ -130,7 +132,7 @@ std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& sta
   std::vector<ResultRun> runs;
   for (const std::string& file : files) {
     try {
-      runs.push_back(read_result_file(file));
+      runs.push_back(read_result_file_isolated(file));
     } catch (const RuntimeError& e) {
       std::fflush(stdout);
       std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());  // names the file

@@ -1,0 +1,370 @@
+#include "results/isolated_read.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <stdexcept>
+
+#include "base/errors.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The reply: 'R' + an encoded ResultRun, or 'E' + the error message of a reader that failed
+// cleanly.
+
+class Encoder {
+ public:
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+  void f64(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    u64(bits);
+  }
+  void str(const std::string& s) {
+    u64(s.size());
+    out_ += s;
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Decoder {
+ public:
+  Decoder(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[at_ + i])) << (8 * i);
+    at_ += 8;
+    return v;
+  }
+  std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
+  double f64() {
+    std::uint64_t bits = u64();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  std::string str() {
+    const std::uint64_t n = u64();
+    need(n);
+    std::string s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  // A count of items each at least `min_bytes` long: never more than the reply can hold, so a bad
+  // count cannot make us allocate.
+  std::size_t count(std::size_t min_bytes) {
+    const std::uint64_t n = u64();
+    if (n > (bytes_.size() - at_) / std::max<std::size_t>(min_bytes, 1)) bad();
+    return static_cast<std::size_t>(n);
+  }
+  bool done() const { return at_ == bytes_.size(); }
+  [[noreturn]] void bad() const {
+    throw RuntimeError(path_ + ": the reader process sent a malformed reply (" + std::to_string(bytes_.size()) +
+                       " bytes)");
+  }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > bytes_.size() - at_) bad();
+  }
+  const std::string& bytes_;
+  const std::string& path_;
+  std::size_t at_ = 0;
+};
+
+void encode_pairs(Encoder& e, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  e.u64(pairs.size());
+  for (const auto& [k, v] : pairs) {
+    e.str(k);
+    e.str(v);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> decode_pairs(Decoder& d) {
+  std::vector<std::pair<std::string, std::string>> pairs(d.count(16));
+  for (auto& [k, v] : pairs) {
+    k = d.str();
+    v = d.str();
+  }
+  return pairs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The child
+
+// The address space the process has now (VmSize), 0 when unknown: the memory limit is counted
+// from here, so that a process that reserved much (AddressSanitizer's shadow) still has the budget.
+std::size_t address_space_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long pages = 0;
+  const bool ok = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  const long page = sysconf(_SC_PAGESIZE);
+  return ok && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+}
+
+void write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+[[noreturn]] void child_main(int fd, const std::function<std::string()>& work, const IsolationLimits& limits,
+                             const std::string& label, pid_t parent) {
+  // Die with the parent, so a killed summary leaves no reader behind.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(4);
+  const rlim_t cpu = static_cast<rlim_t>(std::ceil(limits.seconds)) + 1;
+  const rlimit cpu_limit{cpu, cpu + 1};
+  setrlimit(RLIMIT_CPU, &cpu_limit);
+  if (const std::size_t now = address_space_bytes(); now > 0) {
+    const rlimit as_limit{now + limits.memory_bytes, now + limits.memory_bytes};
+    setrlimit(RLIMIT_AS, &as_limit);
+  }
+  std::string reply;
+  try {
+    reply = "R" + work();
+  } catch (const RuntimeError& e) {
+    reply = std::string("E") + e.what();
+  } catch (const std::bad_alloc&) {
+    reply = "E" + label + ": reading it needs more than the limit of " +
+            std::to_string(limits.memory_bytes >> 20) + " MiB of memory (a damaged or hostile file)";
+  } catch (const std::exception& e) {
+    reply = "E" + label + ": internal: " + e.what();
+  }
+  write_all(fd, reply);
+  ::close(fd);
+  _exit(0);  // no atexit handlers, no stdio flush: the parent's buffers are not ours to write
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent
+
+std::string signal_text(int sig) {
+  const char* name = strsignal(sig);
+  return "signal " + std::to_string(sig) + (name ? std::string(", ") + name : std::string());
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
+// Collects the child's reply until EOF or the deadline; false on the deadline.
+bool read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::string& reply) {
+  char buf[1 << 16];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (rc < 0 && errno != EINTR) throw RuntimeError(std::string("poll: ") + std::strerror(errno));
+    if (rc <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw RuntimeError(std::string("read: ") + std::strerror(errno));
+    if (n == 0) return true;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return status;
+}
+
+}  // namespace
+
+IsolationLimits reader_limits(std::size_t file_bytes) {
+  IsolationLimits limits;
+  limits.seconds = 60 + static_cast<double>(file_bytes) / 10e6;
+  limits.memory_bytes = (std::size_t{2} << 30) + 16 * file_bytes;
+  return limits;
+}
+
+std::string run_isolated(const std::function<std::string()>& work, const IsolationLimits& limits,
+                         const std::string& label) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeError(label + ": cannot create a pipe: " + std::strerror(errno));
+  std::fflush(nullptr);  // nothing buffered is written twice, whatever the child does
+  const pid_t parent = ::getpid();
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw RuntimeError(label + ": cannot start the reader process: " + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], work, limits, label, parent);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  bool finished = false;
+  try {
+    finished = read_reply(
+        fds[0], start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits.seconds)),
+        reply);
+  } catch (...) {
+    ::close(fds[0]);
+    ::kill(pid, SIGKILL);
+    wait_for(pid);
+    throw;
+  }
+  ::close(fds[0]);
+  if (!finished) ::kill(pid, SIGKILL);
+  const int status = wait_for(pid);
+  const std::string limit = seconds_text(limits.seconds) + " s";
+  if (!finished)
+    throw RuntimeError(label + ": the reader did not finish within " + limit + " and was stopped (a damaged or hostile file)");
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    if (sig == SIGXCPU) throw RuntimeError(label + ": the reader used more than " + limit + " of CPU time and was stopped (a damaged or hostile file)");
+    if (sig == SIGKILL)
+      throw RuntimeError(label + ": the reader was killed (" + signal_text(sig) + "; out of memory?)");
+    throw RuntimeError(label + ": the reader crashed (" + signal_text(sig) + "): a damaged or hostile file");
+  }
+  if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty())
+    throw RuntimeError(label + ": the reader process ended without a reply (exit status " +
+                       std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  if (reply[0] == 'E') throw RuntimeError(reply.substr(1));
+  if (reply[0] != 'R') throw RuntimeError(label + ": the reader process sent a malformed reply");
+  return reply.substr(1);
+}
+
+std::string encode_run(const ResultRun& run) {
+  Encoder e;
+  e.str(run.path);
+  e.i64(run.schema_version);
+  const Provenance& p = run.provenance;
+  for (const std::string* s : {&p.suite, &p.command_line, &p.reproducer, &p.hpcnn_version, &p.configure_options,
+                               &p.start_time, &p.end_time, &p.job_id, &p.run_starts})
+    e.str(*s);
+  e.i64(p.mpi_size);
+  e.i64(p.restarts);
+  e.u64(p.hosts.size());
+  for (const std::string& h : p.hosts) e.str(h);
+  encode_pairs(e, p.libraries);
+  encode_pairs(e, p.settings);
+  e.u64(run.points.size());
+  for (const ResultPoint& point : run.points) {
+    e.u64(point.record.items().size());
+    for (const auto& [name, value] : point.record.items()) {
+      e.str(name);
+      e.u64(value.index());
+      if (const auto* i = std::get_if<std::int64_t>(&value)) e.i64(*i);
+      else if (const auto* d = std::get_if<double>(&value)) e.f64(*d);
+      else e.str(std::get<std::string>(value));
+    }
+    e.u64(point.arrays.size());
+    for (const Array& a : point.arrays) {
+      e.str(a.name);
+      e.str(a.unit);
+      e.u64(a.dims.size());
+      for (std::size_t dim : a.dims) e.u64(dim);
+      e.u64(a.data.size());
+      for (double v : a.data) e.f64(v);
+    }
+    e.u64(static_cast<std::uint64_t>(point.status));
+    e.str(point.status_reason);
+  }
+  return e.take();
+}
+
+ResultRun decode_run(const std::string& bytes, const std::string& path) {
+  Decoder d(bytes, path);
+  ResultRun run;
+  run.path = d.str();
+  run.schema_version = static_cast<int>(d.i64());
+  Provenance& p = run.provenance;
+  for (std::string* s : {&p.suite, &p.command_line, &p.reproducer, &p.hpcnn_version, &p.configure_options,
+                         &p.start_time, &p.end_time, &p.job_id, &p.run_starts})
+    *s = d.str();
+  p.mpi_size = static_cast<int>(d.i64());
+  p.restarts = static_cast<int>(d.i64());
+  p.hosts.resize(d.count(8));
+  for (std::string& h : p.hosts) h = d.str();
+  p.libraries = decode_pairs(d);
+  p.settings = decode_pairs(d);
+  run.points.resize(d.count(32));
+  for (ResultPoint& point : run.points) {
+    const std::size_t fields = d.count(24);
+    for (std::size_t i = 0; i < fields; ++i) {
+      std::string name = d.str();
+      Value value;
+      switch (d.u64()) {
+        case 0: value = d.i64(); break;
+        case 1: value = d.f64(); break;
+        case 2: value = d.str(); break;
+        default: d.bad();
+      }
+      try {
+        point.record.set(name, std::move(value));
+      } catch (const std::logic_error&) {
+        d.bad();  // the child reads known fields only
+      }
+    }
+    point.arrays.resize(d.count(32));
+    for (Array& a : point.arrays) {
+      a.name = d.str();
+      a.unit = d.str();
+      a.dims.resize(d.count(8));
+      for (std::size_t& dim : a.dims) dim = static_cast<std::size_t>(d.u64());
+      a.data.resize(d.count(8));
+      for (double& v : a.data) v = d.f64();
+    }
+    const std::uint64_t status = d.u64();
+    if (status > static_cast<std::uint64_t>(PointStatus::Interrupted)) d.bad();
+    point.status = static_cast<PointStatus>(status);
+    point.status_reason = d.str();
+  }
+  if (!d.done()) d.bad();
+  return run;
+}
+
+ResultRun read_result_file_isolated(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  return read_result_file_isolated(path, reader_limits(ec ? 0 : static_cast<std::size_t>(size)));
+}
+
+ResultRun read_result_file_isolated(const std::string& path, const IsolationLimits& limits) {
+  const std::string reply = run_isolated([&path] { return encode_run(read_result_file(path)); }, limits, path);
+  return decode_run(reply, path);
+}
+
+}  // namespace hpcnn

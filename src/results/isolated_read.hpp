@@ -1,0 +1,47 @@
+// Reading result files that nobody vouches for (hpcnn-summary's arguments): HDF5 warns that it is
+// not safe on untrusted files, and a damaged or hostile file can hang it (a loop in a global-heap
+// read) or crash it even when its checksum was recomputed. So the parse runs in a forked child
+// process with a wall-clock, CPU-time and address-space limit, and the parsed run comes back over
+// a pipe; a hang, crash or exhausted memory becomes one RuntimeError naming the file, and the
+// caller goes on with the next file.
+//
+// fork() is safe here because the callers have not started MPI (hpcnn-summary never calls
+// MPI_Init) or any thread of their own; the child runs only the reader and leaves with _exit.
+// Processes that run under MPI (the journal of --resume, --baseline-file) read files they or an
+// earlier hpcnn wrote, with read_result_file's checksum check only.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "results/result_file.hpp"
+
+namespace hpcnn {
+
+struct IsolationLimits {
+  double seconds = 60;  // wall-clock time of the child (its CPU time is capped too)
+  std::size_t memory_bytes = std::size_t{2} << 30;  // how far the child's address space may grow
+};
+
+// Generous limits for a file of this size: a good file parses in well under a second per 10 MB,
+// and the reader holds at most 8 doubles per stored byte (arrays are checked against the file's
+// size before they are allocated).
+IsolationLimits reader_limits(std::size_t file_bytes);
+
+// Runs work() in a child process under the limits and returns the bytes it returned. Throws
+// RuntimeError: work's own RuntimeError message as is; otherwise "LABEL: what happened" (crashed
+// with a signal, did not finish in time, ran out of memory, died without a reply).
+std::string run_isolated(const std::function<std::string()>& work, const IsolationLimits& limits,
+                         const std::string& label);
+
+// read_result_file(path) in a child process (limits from the file's size unless given).
+ResultRun read_result_file_isolated(const std::string& path);
+ResultRun read_result_file_isolated(const std::string& path, const IsolationLimits& limits);
+
+// The reply's encoding (exposed for the tests): length-prefixed little-endian fields. Decoding
+// checks every length against what is left and throws RuntimeError("PATH: ...") on a bad reply.
+std::string encode_run(const ResultRun& run);
+ResultRun decode_run(const std::string& bytes, const std::string& path);
+
+}  // namespace hpcnn
