@@ -3,6 +3,7 @@
 // detection; the sampler (deterministic shuffles, every sample once per epoch over 1, 2, 3 ranks);
 // the batch loader (normalization, padding, augmentation, prefetch and cache give the same data).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -173,7 +175,7 @@ TEST(Idx, MalformedFilesGiveOneLineErrors) {
   expect_idx_error(good_i, bad, bad, "3 dimensions");
 
   // Missing file, gzip damage.
-  expect_idx_error(d.file("missing"), good_l, d.file("missing"), "No such file");
+  expect_idx_error(d.file("missing"), good_l, d.file("missing"), "no such file");
   Bytes gz = gzip(idx_images(4, 2, 2));
   Bytes cut(gz.begin(), gz.begin() + static_cast<std::ptrdiff_t>(gz.size() / 2));
   write(bad, cut);
@@ -467,4 +469,97 @@ TEST(BatchLoader, PrefetchCacheAndAugmentationGiveTheSameBatches) {
   }
   EXPECT_GT(differ, 20);
   EXPECT_GT(differ_epochs, 20);
+}
+
+// Hostile input (issue 13): a set that cannot fit in the memory the node has is refused before it
+// is decoded, naming the file and the sizes; a header that declares more than the file holds is
+// refused whatever the limit.
+TEST(HostileData, SetLargerThanTheMemoryLimitIsRefusedBeforeDecoding) {
+  TempDir d;
+  write(d.file("i"), idx_images(10, 28, 28));  // 7840 pixel bytes, 7856 file bytes
+  write(d.file("l"), idx_labels(10));
+  // file bytes + pixels + int32 labels = 7856 + 7840 + 40
+  EXPECT_EQ(read_idx_pair(d.file("i"), d.file("l"), 15736).size(), 10u);
+  try {
+    read_idx_pair(d.file("i"), d.file("l"), 15735);
+    ADD_FAILURE() << "a set one byte over the limit was decoded";
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(d.file("i") + ": decoding needs", 0), 0u) << msg;
+    EXPECT_NE(msg.find("10 images of 28x28 bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("of memory available"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  // 2^20 images of 4096x4096 declared in a 16-byte header: refused on its size, limit or not.
+  Bytes huge = {0, 0, 8, 3};
+  put32(huge, 1u << 20);
+  put32(huge, 4096);
+  put32(huge, 4096);
+  write(d.file("huge"), huge);
+  expect_idx_error(d.file("huge"), d.file("l"), d.file("huge"), "absurd size");
+  // CIFAR: the limit holds over the files of a set together.
+  write(d.file("b1"), cifar_records(2, false));
+  write(d.file("b2"), cifar_records(2, false));
+  const std::size_t record = 1 + 3072;
+  EXPECT_EQ(read_cifar(CifarKind::Cifar10, {d.file("b1"), d.file("b2")}, 2 * record + 4 * (3072 + 4)).size(), 4u);
+  try {
+    read_cifar(CifarKind::Cifar10, {d.file("b1"), d.file("b2")}, 2 * record + 4 * (3072 + 4) - 1);
+    ADD_FAILURE() << "CIFAR set over the limit was decoded";
+  } catch (const RuntimeError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(d.file("b2") + ": decoding needs", 0), 0u) << msg;
+    EXPECT_NE(msg.find("4 images of 3x32x32"), std::string::npos) << msg;
+  }
+  // load_dataset: the test set gets what the training set left.
+  const fs::path set = fs::path(d.path()) / "set";
+  fs::create_directory(set);
+  write((set / "train-images-idx3-ubyte").string(), idx_images(10, 28, 28));
+  write((set / "train-labels-idx1-ubyte").string(), idx_labels(10));
+  write((set / "t10k-images-idx3-ubyte").string(), idx_images(10, 28, 28));
+  write((set / "t10k-labels-idx1-ubyte").string(), idx_labels(10));
+  EXPECT_EQ(load_dataset(set.string(), 0).test.size(), 10u);  // 0: no limit
+  try {
+    load_dataset(set.string(), 20000);  // the training set fits, both do not
+    ADD_FAILURE() << "data set over the limit was decoded";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind((set / "t10k-images-idx3-ubyte").string() + ": decoding needs", 0), 0u)
+        << e.what();
+  }
+}
+
+// A symlink loop, a FIFO, a character device or a directory where a data file should be is said
+// as what it is (not "missing"), and nothing blocks on the FIFO.
+TEST(HostileData, WhatStandsWhereAFileShouldBeIsNamed) {
+  TempDir d;
+  const fs::path set = fs::path(d.path()) / "set";
+  fs::create_directory(set);
+  write((set / "train-labels-idx1-ubyte").string(), idx_labels(2));
+  write((set / "t10k-images-idx3-ubyte").string(), idx_images(2, 4, 4));
+  write((set / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  const std::string images = (set / "train-images-idx3-ubyte").string();
+  const std::vector<std::pair<std::string, std::function<void()>>> cases = {
+      {"is a FIFO", [&] { ASSERT_EQ(mkfifo(images.c_str(), 0600), 0); }},
+      {"is a directory", [&] { fs::create_directory(images); }},
+      {"is a character device", [&] { fs::create_symlink("/dev/zero", images); }},
+      {"symlink loop",
+       [&] {
+         fs::create_symlink(images + ".other", images);
+         fs::create_symlink(images, images + ".other");
+       }},
+      {"dangling symlink", [&] { fs::create_symlink(d.file("nowhere"), images); }},
+  };
+  for (const auto& [what, make] : cases) {
+    make();
+    for (const auto& read : std::vector<std::function<void()>>{[&] { load_dataset(set.string()); },
+                                                               [&] { read_file_bytes(images); }}) {
+      try {
+        read();
+        ADD_FAILURE() << what << ": read without error";
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), images + ": " + what);
+      }
+    }
+    fs::remove_all(images + ".other");
+    fs::remove_all(images);
+  }
 }

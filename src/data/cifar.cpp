@@ -12,7 +12,7 @@ constexpr int kSide = 32, kChannels = 3;
 constexpr std::size_t kPixels = std::size_t(kSide) * kSide * kChannels;
 }  // namespace
 
-ImageSet read_cifar(CifarKind kind, const std::vector<std::string>& paths) {
+ImageSet read_cifar(CifarKind kind, const std::vector<std::string>& paths, std::size_t memory_limit) {
   const bool c100 = kind == CifarKind::Cifar100;
   const std::size_t label_bytes = c100 ? 2 : 1;
   const std::size_t record = label_bytes + kPixels;
@@ -29,6 +29,11 @@ ImageSet read_cifar(CifarKind kind, const std::vector<std::string>& paths) {
       throw RuntimeError(path + ": size " + std::to_string(b.size()) + " is not a whole number of " +
                          std::to_string(record) + "-byte " + format + " records (truncated or not " + format + ")");
     const std::size_t n = b.size() / record;
+    // The set so far and this file's records decoded, while its bytes are still held.
+    const std::size_t images = set.labels.size() + n;
+    check_memory(path, b.size() + images * (kPixels + sizeof(std::int32_t)), memory_limit,
+                 std::to_string(images) + " images of 3x32x32 bytes, with the file's " + std::to_string(b.size()) +
+                     " bytes");
     set.pixels.reserve(set.pixels.size() + n * kPixels);
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint8_t* r = b.data() + i * record;

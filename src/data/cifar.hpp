@@ -13,7 +13,8 @@ namespace hpcnn::data {
 
 enum class CifarKind { Cifar10, Cifar100 };
 
-// Reads and concatenates the files (data_batch_1.bin ... or train.bin).
-ImageSet read_cifar(CifarKind kind, const std::vector<std::string>& paths);
+// Reads and concatenates the files (data_batch_1.bin ... or train.bin). memory_limit: bytes the
+// decoded set may take, checked for each file before it is decoded (0: no limit).
+ImageSet read_cifar(CifarKind kind, const std::vector<std::string>& paths, std::size_t memory_limit = 0);
 
 }  // namespace hpcnn::data

@@ -130,17 +130,28 @@ DataSet locate_dataset(const std::string& spec) {
                    (bare_name && spec == "fashion-mnist" ? "; Debian: apt-get install dataset-fashion-mnist" : ""));
 }
 
-DataSet load_dataset(const std::string& spec) {
+namespace {
+
+// What is left of the limit once `set` is held (at least 1 byte: 0 would mean no limit).
+std::size_t left_after(std::size_t limit, const ImageSet& set) {
+  if (limit == 0) return 0;
+  const std::size_t held = set.pixels.size() + set.labels.size() * sizeof(std::int32_t);
+  return held < limit ? limit - held : 1;
+}
+
+}  // namespace
+
+DataSet load_dataset(const std::string& spec, std::size_t memory_limit) {
   DataSet ds = locate_dataset(spec);
   if (ds.format == "idx") {
-    ds.train = read_idx_pair(ds.train_files[0], ds.train_files[1]);
-    ds.test = read_idx_pair(ds.test_files[0], ds.test_files[1]);
+    ds.train = read_idx_pair(ds.train_files[0], ds.train_files[1], memory_limit);
+    ds.test = read_idx_pair(ds.test_files[0], ds.test_files[1], left_after(memory_limit, ds.train));
     if (ds.train.height != ds.test.height || ds.train.width != ds.test.width)
       throw RuntimeError(ds.test_files[0] + ": image size differs from " + ds.train_files[0]);
   } else {
     const CifarKind kind = ds.format == "cifar10-bin" ? CifarKind::Cifar10 : CifarKind::Cifar100;
-    ds.train = read_cifar(kind, ds.train_files);
-    ds.test = read_cifar(kind, ds.test_files);
+    ds.train = read_cifar(kind, ds.train_files, memory_limit);
+    ds.test = read_cifar(kind, ds.test_files, left_after(memory_limit, ds.train));
   }
   return ds;
 }

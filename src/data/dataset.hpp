@@ -28,7 +28,9 @@ extern const char* const kDataSetNames;  // "mnist|fashion-mnist|cifar10|cifar10
 // UsageError listing what was looked for when nothing matches.
 DataSet locate_dataset(const std::string& spec);
 
-// locate_dataset + read and validate every file (RuntimeError "FILE: problem").
-DataSet load_dataset(const std::string& spec);
+// locate_dataset + read and validate every file (RuntimeError "FILE: problem"). memory_limit: the
+// bytes the decoded sets may take together, what the node has available (0: no limit); a set
+// that would not fit is refused before it is decoded, naming the file and the sizes.
+DataSet load_dataset(const std::string& spec, std::size_t memory_limit = 0);
 
 }  // namespace hpcnn::data

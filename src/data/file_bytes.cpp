@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/errors.hpp"
+#include "base/file_kind.hpp"
 
 namespace hpcnn::data {
 
@@ -18,10 +19,18 @@ namespace {
   throw RuntimeError(path + ": " + problem);
 }
 
+std::string mib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
 std::vector<std::uint8_t> read_raw(const std::string& path, std::size_t max_bytes) {
+  // Said as what it is; a FIFO or a device is never opened (a FIFO would block, /dev/zero never
+  // ends).
+  if (const std::string kind = not_a_regular_file(path); !kind.empty()) fail(path, kind);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail(path, std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) fail(path, "not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
     fail(path, "file of " + std::to_string(st.st_size) + " bytes is larger than the limit of " +
                    std::to_string(max_bytes) + " bytes");
@@ -78,8 +87,16 @@ std::vector<std::uint8_t> inflate_gzip(const std::string& path, const std::vecto
 }  // namespace
 
 bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const std::string kind = not_a_regular_file(path);
+  if (kind.empty()) return true;
+  if (kind == "no such file") return false;
+  fail(path, kind);
+}
+
+void check_memory(const std::string& path, std::size_t need_bytes, std::size_t limit_bytes, const std::string& what) {
+  if (limit_bytes == kNoMemoryLimit || need_bytes <= limit_bytes) return;
+  fail(path, "decoding needs " + mib(need_bytes) + " (" + what + "), more than the " + mib(limit_bytes) +
+                 " of memory available");
 }
 
 std::vector<std::uint8_t> read_file_bytes(const std::string& path, std::size_t max_bytes) {

@@ -58,11 +58,17 @@ std::vector<std::uint32_t> check_idx(const std::string& path, const std::vector<
 
 }  // namespace
 
-ImageSet read_idx_pair(const std::string& images_path, const std::string& labels_path) {
+ImageSet read_idx_pair(const std::string& images_path, const std::string& labels_path, std::size_t memory_limit) {
   const std::vector<std::uint8_t> ib = read_file_bytes(images_path);
   const std::vector<std::uint32_t> idims = check_idx(images_path, ib, 3, "image");
   if (idims[1] > 4096 || idims[2] > 4096)
     fail(images_path, "image size " + std::to_string(idims[1]) + "x" + std::to_string(idims[2]) + " is implausible");
+  // The decoded pixels and labels, while the file's bytes are still held.
+  const std::size_t images = idims[0];
+  const std::size_t need = ib.size() + images * idims[1] * idims[2] + images * sizeof(std::int32_t);
+  check_memory(images_path, need, memory_limit,
+               std::to_string(images) + " images of " + std::to_string(idims[1]) + "x" + std::to_string(idims[2]) +
+                   " bytes, with the file's " + std::to_string(ib.size()) + " bytes");
   const std::vector<std::uint8_t> lb = read_file_bytes(labels_path);
   const std::vector<std::uint32_t> ldims = check_idx(labels_path, lb, 1, "label");
   if (ldims[0] != idims[0])

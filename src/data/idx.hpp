@@ -10,7 +10,10 @@
 
 namespace hpcnn::data {
 
-// Reads an images file and its labels file into one set (channels 1, classes 10).
-ImageSet read_idx_pair(const std::string& images_path, const std::string& labels_path);
+// Reads an images file and its labels file into one set (channels 1, classes 10). memory_limit:
+// bytes the decoded set (with the file's bytes, held while decoding) may take, checked from the
+// header before decoding (file_bytes.hpp's check_memory; 0: no limit).
+ImageSet read_idx_pair(const std::string& images_path, const std::string& labels_path,
+                       std::size_t memory_limit = 0);
 
 }  // namespace hpcnn::data

@@ -643,7 +643,9 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
     if (!*loaded) {
       auto d = std::make_unique<LoadedData>();
       const auto t0 = Clock::now();
-      d->set = data::load_dataset(o.str("data"));
+      // What this node has left is all the decoded sets may take: a set that cannot fit is one
+      // line naming the file, not a process the kernel kills later.
+      d->set = data::load_dataset(o.str("data"), static_cast<std::size_t>(available_memory_bytes()));
       if (o.has("train-limit")) d->set.train.truncate(static_cast<std::size_t>(o.integer("train-limit")));
       if (o.has("test-limit")) d->set.test.truncate(static_cast<std::size_t>(o.integer("test-limit")));
       d->norm = data::channel_stats(d->set.train);
