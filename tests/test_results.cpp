@@ -471,20 +471,23 @@ TEST_F(Results, UnknownAttributesAreSkipped) {
 }
 
 TEST_F(Results, UncommittedFileIsRejected) {
-  // The writer never leaves such a file (it writes the provenance in the same commit as the
-  // points); another tool might.
-  std::string copy = path("incomplete.h5");
-  fs::copy_file(good_file(), copy);
-  drop_checksum_block(copy);
   {
-    RawFile raw(copy);
-    ASSERT_GE(raw.id, 0);
+    ResultWriter writer(path("tmp"), "x");
+    writer.add_point(ResultPoint{});
+    EXPECT_FALSE(fs::exists(writer.temp_path()));  // nothing on disk before the commit
+  }
+  // A file without its checksum block (an empty one, say) is never handed to HDF5.
+  std::string empty = path("empty.h5");
+  std::ofstream(empty).flush();
+  expect_runtime_error([&] { read_result_file(empty); }, {empty, "not an hpcnn result file"});
+  // A file without /provenance (and a valid checksum): HDF5's view of it is checked too.
+  const std::string file = good_file();
+  {
+    RawFile raw(file);
     ASSERT_GE(H5Ldelete(raw.id, "provenance", H5P_DEFAULT), 0);
   }
-  // No checksum block yet (it is written at commit): never handed to HDF5.
-  expect_runtime_error([&] { read_result_file(copy); }, {copy, "not an hpcnn result file"});
-  reseal(copy);  // past the checksum, HDF5's view: no provenance
-  expect_runtime_error([&] { read_result_file(copy); }, {copy, "provenance"});
+  reseal(file);
+  expect_runtime_error([&] { read_result_file(file); }, {file, "provenance"});
 }
 
 TEST_F(Results, TruncatedFileIsRejected) {

@@ -1,5 +1,6 @@
 #include "harness/checkpoint.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -101,14 +102,20 @@ void Checkpoint::write(const std::string& path, const std::string& settings) con
   const std::uint32_t crc = crc32(out.bytes);
   out.raw(&crc, sizeof crc);
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.bytes.data(), static_cast<std::streamsize>(out.bytes.size()));
-    f.flush();
-    if (!f) throw RuntimeError(tmp + ": cannot write the checkpoint");
+  try {
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f.write(out.bytes.data(), static_cast<std::streamsize>(out.bytes.size()));
+      f.flush();
+      if (!f) throw RuntimeError(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
+    }
+    sync_path(tmp);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw RuntimeError(path + ": cannot rename the checkpoint into place: " + std::strerror(errno));
+  } catch (...) {
+    std::remove(tmp.c_str());  // a full disk leaves no partial checkpoint; the previous one is intact
+    throw;
   }
-  sync_path(tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw RuntimeError(path + ": cannot rename the checkpoint into place");
   sync_path(std::filesystem::path(path).parent_path().string());
 }
 

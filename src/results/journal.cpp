@@ -1,6 +1,8 @@
 #include "results/journal.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -56,14 +58,20 @@ void Journal::write_run_file(const Settings& settings) {
   for (const std::string& s : starts_) os << "start " << s << "\n";
   for (const auto& [k, v] : settings) os << "setting " << k << "=" << v << "\n";
   const std::string tmp = (fs::path(path_) / ".run.txt.tmp").string(), final = (fs::path(path_) / kRunFile).string();
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << os.str();
-    out.flush();
-    if (!out) throw RuntimeError(tmp + ": cannot write the run journal");
+  try {
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << os.str();
+      out.flush();
+      if (!out) throw RuntimeError(tmp + ": cannot write the run journal: " + std::strerror(errno));
+    }
+    sync_path(tmp);
+    if (std::rename(tmp.c_str(), final.c_str()) != 0)
+      throw RuntimeError(final + ": cannot write the run journal: " + std::strerror(errno));
+  } catch (...) {
+    std::remove(tmp.c_str());  // a full disk leaves no empty temporary behind
+    throw;
   }
-  sync_path(tmp);
-  if (std::rename(tmp.c_str(), final.c_str()) != 0) throw RuntimeError(final + ": cannot write the run journal");
   sync_path(path_);
 }
 
@@ -76,7 +84,12 @@ void Journal::start(const Settings& settings, const std::string& run_start) {
   starts_ = {run_start};
   completed_.clear();
   added_ = 0;
-  write_run_file(settings);
+  try {
+    write_run_file(settings);
+  } catch (...) {
+    fs::remove_all(path_, ec);  // a journal without its run file is nothing to resume
+    throw;
+  }
 }
 
 void Journal::resume(const Settings& settings, const std::string& run_start) {

@@ -183,18 +183,26 @@ std::pair<std::uint64_t, std::uint32_t> file_checksum(std::FILE* f, const std::s
   return {size, crc.value()};
 }
 
-void write_checksum_block(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "r+b");
-  if (!f) throw RuntimeError(path + ": cannot reopen to write the checksum: " + std::strerror(errno));
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
-  auto [size, crc] = file_checksum(f, path);
+// The checksum block of a file whose bytes after the block are `body`.
+std::string checksum_block(const std::vector<char>& body) {
+  Crc32 crc;
+  crc.add(body.data(), body.size());
   char block[kUserBlock] = {};
   std::snprintf(block, sizeof block, "%schecksum-block 1\nsize %llu\ncrc32 %08x\n", kBlockMagic,
-                static_cast<unsigned long long>(size), static_cast<unsigned>(crc));
-  if (std::fseek(f, 0, SEEK_SET) != 0 || std::fwrite(block, 1, sizeof block, f) != sizeof block ||
-      std::fflush(f) != 0)
-    throw RuntimeError(path + ": cannot write the checksum: " + std::strerror(errno));
-  closer.reset();
+                static_cast<unsigned long long>(kUserBlock + body.size()), static_cast<unsigned>(crc.value()));
+  return std::string(block, sizeof block);
+}
+
+// Writes all of `bytes` to fd; throws RuntimeError naming the path (a full disk: "No space left on
+// device").
+void write_fully(int fd, const char* bytes, std::size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t done = ::write(fd, bytes, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) throw RuntimeError(path + ": cannot write the result file: " + std::strerror(done < 0 ? errno : ENOSPC));
+    bytes += done;
+    n -= static_cast<std::size_t>(done);
+  }
 }
 
 }  // namespace
@@ -406,16 +414,19 @@ Handle file_access_plist(const Where& where) {
 // ---------------------------------------------------------------------------------------------
 // ResultWriter
 
+// The file is built in memory (HDF5's core driver, no backing store) and written to the temporary
+// file in one piece at commit: nothing is on disk while the run goes on, so a run killed at any
+// moment (SIGKILL, the OOM killer, a watchdog's abort) leaves no partial file, and a full disk or
+// a failing file system is one error of ours at the commit (HDF5 that fails to write while
+// closing a file leaves its state broken and crashes at exit); the temporary file is then removed
+// whole. Durability of the points before the commit is the journal's job (journal.hpp).
 struct ResultWriter::Impl {
   Handle file, points;
   std::size_t next_point = 0;
-};
-
-// The points of a run until its commit: the file is written whole at the end, so that a run killed
-// at any moment (SIGKILL, the OOM killer, a watchdog's abort) leaves no partial file behind; the
-// journal (results/journal.hpp) is what keeps its completed points durable meanwhile.
-struct ResultWriter::Pending {
-  std::vector<ResultPoint> points;
+  ~Impl() {
+    points.reset();
+    file.reset();
+  }
 };
 
 namespace {
@@ -449,6 +460,7 @@ ResultWriter::ResultWriter(const std::string& dir, const std::string& suite) : d
   temp_path_ = join(dir_, "." + stem + ".h5.tmp");
   final_path_ = join(dir_, stem + ".h5");
   probe();
+  create();
 }
 
 ResultWriter::ResultWriter(const std::string& dir, const Named& name)
@@ -459,6 +471,7 @@ ResultWriter::ResultWriter(const std::string& dir, const Named& name)
   final_path_ = join(dir_, name.stem + ".h5");
   std::remove(temp_path_.c_str());  // left by a run of the same name killed during its commit
   probe();
+  create();
 }
 
 // Creates and removes the temporary file: an unwritable directory fails now, before any work.
@@ -467,18 +480,23 @@ void ResultWriter::probe() {
   if (fd < 0) throw RuntimeError(temp_path_ + ": cannot create the result file: " + std::strerror(errno));
   close(fd);
   std::remove(temp_path_.c_str());
-  pending_ = new Pending;
 }
 
 void ResultWriter::create() {
   Where where(temp_path_);
   auto impl = std::make_unique<Impl>();
-  {
+  try {
     Handle fapl = file_access_plist(where);
+    where.check(H5Pset_fapl_core(fapl.get(), std::size_t{1} << 16, false), "cannot select the in-memory driver");
     Handle fcpl(where.check(H5Pcreate(H5P_FILE_CREATE), "cannot create a property list"), H5Pclose);
+    // The image HDF5 gives at commit leaves this block out; its superblock records it, so the
+    // file on disk is the block followed by the image.
     where.check(H5Pset_userblock(fcpl.get(), kUserBlock), "cannot reserve the checksum block");
     impl->file = Handle(H5Fcreate(temp_path_.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), H5Fclose);
     if (!impl->file.valid()) where.fail("cannot create the result file");
+  } catch (...) {
+    impl.reset();
+    throw;
   }
   try {
     write_string_attribute(impl->file.get(), "format", kFormat, where);
@@ -489,14 +507,12 @@ void ResultWriter::create() {
                           H5Gclose);
   } catch (...) {
     impl.reset();
-    std::remove(temp_path_.c_str());
     throw;
   }
   impl_ = impl.release();
 }
 
 ResultWriter::~ResultWriter() {
-  delete pending_;
   if (impl_) {
     delete impl_;  // closes the file
     impl_ = nullptr;
@@ -505,7 +521,7 @@ ResultWriter::~ResultWriter() {
 }
 
 void ResultWriter::add_point(const ResultPoint& point) {
-  if (committed_ || !pending_) throw std::logic_error("ResultWriter::add_point after commit");
+  if (committed_ || !impl_) throw std::logic_error("ResultWriter::add_point after commit");
   // A bad array fails now, not at the commit.
   for (std::size_t i = 0; i < point.arrays.size(); ++i) {
     check_array(point.arrays[i]);
@@ -513,14 +529,9 @@ void ResultWriter::add_point(const ResultPoint& point) {
       if (point.arrays[j].name == point.arrays[i].name)
         throw std::logic_error("ResultWriter: array '" + point.arrays[i].name + "' twice in one point");
   }
-  pending_->points.push_back(point);
-}
-
-void ResultWriter::write_point(const ResultPoint& point) {
   char name[32];
   std::snprintf(name, sizeof name, "%06zu", impl_->next_point);
   const Where where = Where(temp_path_).at(std::string("/points/") + name);
-  for (const Array& array : point.arrays) check_array(array);
   try {
     Handle group = create_group(impl_->points.get(), name, where);
     for (const auto& [field, value] : point.record.items()) write_value(group.get(), field, value, where);
@@ -535,13 +546,7 @@ void ResultWriter::write_point(const ResultPoint& point) {
 }
 
 std::string ResultWriter::commit(const Provenance& provenance) {
-  if (committed_ || !pending_) throw std::logic_error("ResultWriter::commit called twice");
-  create();
-  for (const ResultPoint& point : pending_->points) write_point(point);
-  static long commits = 0;
-  inject_fault("commit", ++commits);
-  delete pending_;
-  pending_ = nullptr;
+  if (committed_ || !impl_) throw std::logic_error("ResultWriter::commit called twice");
   const Where where = Where(temp_path_).at("/provenance");
   {
     Handle group = create_group(impl_->file.get(), "provenance", where);
@@ -559,11 +564,15 @@ std::string ResultWriter::commit(const Provenance& provenance) {
     }
   }
   impl_->points.reset();
-  if (!impl_->file.reset()) Where(temp_path_).fail("cannot close the file");
+  const Where file_where(temp_path_);
+  file_where.check(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
+  const ssize_t image_size = file_where.check(H5Fget_file_image(impl_->file.get(), nullptr, 0), "cannot size the file image");
+  std::vector<char> image(static_cast<std::size_t>(image_size));
+  file_where.check(H5Fget_file_image(impl_->file.get(), image.data(), image.size()), "cannot copy the file image");
+  if (!impl_->file.reset()) file_where.fail("cannot close the file");
   delete impl_;
   impl_ = nullptr;
-  write_checksum_block(temp_path_);
-  sync_path(temp_path_);
+  write_file_image(checksum_block(image), image);
   if (replace_) {
     if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
       throw RuntimeError(temp_path_ + ": cannot rename to " + final_path_ + ": " + std::strerror(errno));
@@ -591,6 +600,26 @@ std::string ResultWriter::commit(const Provenance& provenance) {
   sync_path(dir_);
   committed_ = true;
   return final_path_;
+}
+
+// The temporary file, created now (O_EXCL) and written whole: the checksum block, then the image.
+// Throws RuntimeError naming it (a full disk: "No space left on device"); the destructor then
+// removes what was written.
+void ResultWriter::write_file_image(const std::string& block, const std::vector<char>& image) {
+  const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError(temp_path_ + ": cannot create the result file: " + std::strerror(errno));
+  try {
+    write_fully(fd, block.data(), block.size(), temp_path_);
+    static long commits = 0;  // test-only: a rank killed while it writes the file
+    inject_fault("commit", ++commits);
+    write_fully(fd, image.data(), image.size(), temp_path_);
+    if (::fsync(fd) != 0 && errno != EINVAL)
+      throw RuntimeError(temp_path_ + ": cannot sync to disk: " + std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw RuntimeError(temp_path_ + ": cannot write the result file: " + std::strerror(errno));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -60,20 +60,21 @@ class ResultWriter {
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
 
-  void add_point(const ResultPoint& point);  // checked now, written by commit()
-  // Writes the provenance, closes the file, makes it durable (fsync of the file and its
-  // directory) and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5 (or the Named stem). Returns
+  // Checked now, kept until commit(): nothing reaches the disk before (a run's points are durable
+  // through its journal, journal.hpp).
+  void add_point(const ResultPoint& point);
+  // Builds the file in memory with the provenance, writes it into the temporary file in one piece
+  // (a full disk is a RuntimeError naming it, and the temporary file is removed), makes it durable
+  // (fsync of the file and its directory) and renames it to DIR/<suite>-<UTC stamp>-<pid>.h5 (or the Named stem). Returns
   // the final path.
   std::string commit(const Provenance& provenance);
   const std::string& temp_path() const { return temp_path_; }
 
  private:
   struct Impl;
-  struct Pending;
   void probe();
   void create();
-  void write_point(const ResultPoint& point);
-  Pending* pending_ = nullptr;
+  void write_file_image(const std::string& block, const std::vector<char>& image);
   std::string dir_, temp_path_, final_path_;
   Impl* impl_ = nullptr;
   bool committed_ = false;
