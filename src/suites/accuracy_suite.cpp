@@ -558,6 +558,9 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const Graph graph = build_point_graph(ap.mp, true);
+  // The training and the test network: refused before either
+  // is built when they cannot fit (a 4096x4096 data set used to grow until the kernel killed it).
+  check_point_memory(ap.mp, graph, {ap.mp.batch, ap.test_batch});
   std::unique_ptr<Backend> backend = make_point_backend(ap.mp, libraries);
   AccuracyRun run(ap, data, *backend, graph, comm, checkpoint);
   const EpochSeries s = run.train();

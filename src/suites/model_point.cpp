@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "base/errors.hpp"
 #include "engine/network.hpp"
 #include "harness/point_error.hpp"
+#include "harness/resources.hpp"
 #include "harness/synthetic_data.hpp"
 #include "kernels/registry.hpp"
 
@@ -143,6 +145,39 @@ ModelPoint model_point(const PointSettings& s, Mode mode) {
 std::uint64_t rank_data_seed(std::uint64_t seed, int rank) { return seed + 7919ull * static_cast<std::uint64_t>(rank); }
 
 const char* activation_name(Activation a) { return a == Activation::Tanh ? "tanh" : "relu"; }
+
+std::size_t activation_bytes_at_least(const Graph& graph, long batch) {
+  std::size_t per_sample = 0;
+  for (const Node& node : graph.nodes())
+    switch (node.kind) {
+      case OpKind::Relu:
+      case OpKind::Flatten:
+        break;
+      default:
+        per_sample += node.out.per_sample();
+    }
+  return per_sample * sizeof(float) * static_cast<std::size_t>(std::max(batch, 1L));
+}
+
+void check_point_memory(const ModelPoint& mp, const Graph& graph, const std::vector<long>& batches) {
+  for (const BackendInfo& info : backends())
+    if (info.name == mp.backend && info.gpu) return;  // activations in GPU memory: the backend checks
+  const double available = available_memory_bytes();
+  if (available <= 0) return;  // unknown
+  std::size_t need = 0;
+  std::string sizes;
+  for (long b : batches) {
+    need += activation_bytes_at_least(graph, b);
+    sizes += (sizes.empty() ? "batch " : " + ") + std::to_string(b);
+  }
+  if (static_cast<double>(need) <= available) return;
+  char line[256];
+  const Shape in = graph.input_shape();
+  std::snprintf(line, sizeof line,
+                "the activations alone need %.1f GiB (%s of %dx%dx%d images), this node has %.1f GiB available",
+                static_cast<double>(need) / (1 << 30), sizes.c_str(), in.c, in.h, in.w, available / (1 << 30));
+  throw RuntimeError(line);
+}
 
 Graph build_point_graph(const ModelPoint& mp, bool with_loss) {
   ModelConfig mc;

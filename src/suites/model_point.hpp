@@ -67,6 +67,15 @@ std::uint64_t rank_data_seed(std::uint64_t seed, int rank);
 const char* activation_name(Activation a);  // "relu", "tanh"
 
 Graph build_point_graph(const ModelPoint& mp, bool with_loss);
+
+// What a network of `graph` at `batch` holds at least in activations, in bytes: the output of
+// every node that computes one (ReLUs may be fused into their producer, flatten may alias), no
+// gradients or workspaces. A lower bound, so that refusing a point on it is never wrong.
+std::size_t activation_bytes_at_least(const Graph& graph, long batch);
+// Before any allocation: a CPU-backend point whose activations alone exceed the node's available
+// memory fails with one line naming the sizes (RuntimeError), instead of a bare std::bad_alloc or
+// the kernel's OOM killer minutes later. `batches`: every network size the point builds.
+void check_point_memory(const ModelPoint& mp, const Graph& graph, const std::vector<long>& batches);
 // The backend configured (settings) and with its threads set; adds its library versions to
 // `libraries`. A backend this machine cannot run throws StatusError(Skipped).
 std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries);

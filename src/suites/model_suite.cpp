@@ -392,6 +392,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   PointError setup;
   try {
     graph.emplace(build_point_graph(mp, mp.mode == Mode::Train));
+    check_point_memory(mp, *graph, {mp.batch});
     backend = make_point_backend(mp, libraries);
   } catch (const std::exception& e) {
     setup = PointError::from(e);
