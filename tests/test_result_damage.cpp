@@ -5,6 +5,7 @@
 // hpcnn-summary's reader path (find + read) must go on to the next file.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -288,4 +289,23 @@ TEST(UntrustedFiles, MemoryBeyondTheLimitIsOneError) {
 #else
   expect_error_with([&] { run_isolated(allocate, limits, "big.h5"); }, {"big.h5", "more than the limit of 64 MiB"});
 #endif
+}
+
+// What stands where a result file should be is said as what it is, and nothing blocks on a FIFO
+// or reads /dev/zero forever.
+TEST(UntrustedFiles, NonFilesAreNamedWithoutOpeningThem) {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  const std::string fifo = s.dir + "/fifo.h5", loop = s.dir + "/loop.h5", dir = s.dir + "/dir.h5",
+                    zero = s.dir + "/zero.h5";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink(loop, loop);
+  fs::create_directory(dir);
+  fs::create_symlink("/dev/zero", zero);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo, "is a FIFO"}, {loop, "symlink loop"}, {dir, "is a directory"}, {zero, "is a character device"}};
+  for (const auto& [path, what] : cases) {
+    expect_error_with([&] { read_result_file(path); }, {path + ": " + what});
+    expect_error_with([&] { read_result_file_isolated(path); }, {path + ": " + what});
+  }
 }
