@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The may-call table of docs/ARCHITECTURE.md, checked: every #include "..." of the project's own
-# headers in src/, kernels/ and collectives/ must point into a folder its own folder may call.
+# headers in src/, kernels/, collectives/ and fuzz/ must point into a folder its own folder may call.
 # Fails naming each include that breaks the table (file, line, header).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 cd "$HPCNN_SRCDIR"
@@ -16,6 +16,7 @@ allowed() {
     src/suites) echo "base/ engine/ data/ collectives/ results/ harness/ suites/ kernels/registry.hpp kernels/gemm/conv_lowering.hpp" ;;
     collectives) echo "base/ engine/ collectives/ harness/optimizer.hpp" ;;
     kernels | kernels/*) echo "base/ engine/ kernels/" ;;
+    fuzz) echo "base/ data/ results/ harness/options.hpp harness/sweep.hpp harness/checkpoint.hpp fuzz/" ;;
   esac
 }
 # Files allowed one more header: the CUDA-only files of collectives use the cuda backend's device
@@ -35,7 +36,7 @@ may_include() {
 
 # The check must be able to fail: the engine including a suite, a backend the harness.
 for bad in "src/engine/network.cpp suites/model_suite.hpp" "kernels/dnnl/conv.cpp harness/options.hpp" \
-           "collectives/ring.cpp kernels/cuda/device.hpp"; do
+           "collectives/ring.cpp kernels/cuda/device.hpp" "fuzz/idx_target.cpp suites/model_suite.hpp"; do
   if may_include $bad; then echo "FAIL: the check accepts $bad"; fail=1; fi
 done
 
@@ -47,7 +48,7 @@ while IFS= read -r file; do
     echo "FAIL: $file:$line includes \"$header\", which $(dirname "$file") may not call (docs/ARCHITECTURE.md)"
     fail=1
   done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
-done < <(find src kernels collectives \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) | sort)
+done < <(find src kernels collectives fuzz \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) | sort)
 
 echo "layering: $checked includes checked"
 exit $fail

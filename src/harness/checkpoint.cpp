@@ -37,8 +37,9 @@ struct In {
   const std::string& bytes;
   const std::string& path;
   std::size_t at = 0;
-  void need(std::size_t n) const {
-    if (at + n > bytes.size()) throw RuntimeError(path + ": damaged checkpoint (ends early)");
+  // (n > size - at, not at + n > size: a hostile length near 2^64 would wrap the sum and pass)
+  void need(std::uint64_t n) const {
+    if (n > bytes.size() - at) throw RuntimeError(path + ": damaged checkpoint (ends early)");
   }
   std::uint64_t u64() {
     need(8);
@@ -59,7 +60,7 @@ struct In {
     const std::uint64_t n = u64();
     if (n > (bytes.size() - at) / sizeof(T)) throw RuntimeError(path + ": damaged checkpoint (array too long)");
     std::vector<T> v(n);
-    std::memcpy(v.data(), bytes.data() + at, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), bytes.data() + at, n * sizeof(T));  // (an empty vector's data() may be null)
     at += n * sizeof(T);
     return v;
   }
