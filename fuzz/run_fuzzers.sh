@@ -47,7 +47,8 @@ for t in "${targets[@]}"; do
   "$binary" "$dir/corpus" "$dir/seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$dir/findings/" -print_final_stats=1 ${seed:+-seed=$seed} "${keep_going[@]}" > "$dir/log" 2>&1
   status=$?
-  grep -E '^#[0-9]+ +DONE|^stat::number_of_executed_units|^stat::peak_rss_mb|^Done' "$dir/log" | tail -3
+  # The last progress line: runs, coverage, corpus (one form for each of libFuzzer's two modes).
+  grep -E '^#[0-9]+:? .*cov: ' "$dir/log" | tail -1
   if [ "$status" != 0 ] || [ -n "$(ls -A "$dir/findings")" ]; then
     echo "FINDING: $t (exit $status); the end of $dir/log:"
     tail -40 "$dir/log"

@@ -97,6 +97,36 @@ TEST(Sweep, CartesianProductInTableOrder) {
   for (const auto& p : points) EXPECT_EQ(p.str("dataset"), "cifar10");
 }
 
+// Found by fuzz/options_target.cpp: lists whose product is in the millions built every point
+// (gigabytes) before the first ran. Now one usage error naming the lists, at the limit exactly.
+TEST(Sweep, MoreThanTheLimitOfPointsIsAUsageError) {
+  const auto specs = model_suite_options(Mode::Train);
+  auto numbers = [](int n) {
+    std::string s;
+    for (int i = 1; i <= n; ++i) {
+      if (i > 1) s += ',';
+      s += std::to_string(i);
+    }
+    return s;
+  };
+  const std::string batches = numbers(1000), threads = numbers(100), seeds_over = numbers(101);
+  const Options at_limit = parse({"--batch", batches.c_str(), "--threads", threads.c_str()});
+  EXPECT_NO_THROW(check_sweep_size(at_limit, specs));
+  EXPECT_EQ(sweep_points(at_limit, specs).size(), kMaxSweepPoints);
+  const Options over = parse({"--batch", batches.c_str(), "--threads", seeds_over.c_str()});
+  try {
+    sweep_points(over, specs);
+    ADD_FAILURE() << "a sweep of 101000 points was built";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("1000 --batch x 101 --threads"), std::string::npos) << e.what();
+  }
+  // Lists far beyond the limit are refused before their product is formed (it could overflow).
+  const std::string big = numbers(70000), most_threads = numbers(4096);
+  const Options overflow = parse({"--batch", big.c_str(), "--threads", most_threads.c_str(), "--lr", "0.1,0.2,0.3",
+                                  "--model", "lenet5,resnet18"});
+  EXPECT_THROW(check_sweep_size(overflow, specs), UsageError);
+}
+
 TEST(Stats, MedianPercentilesAndSpread) {
   const Stats s = compute_stats({5, 1, 4, 2, 3});
   EXPECT_DOUBLE_EQ(s.median, 3);

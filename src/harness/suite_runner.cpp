@@ -483,6 +483,7 @@ int run_suite(const SuiteDef& suite, int argc, char** argv) {
   const bool root = is_root_rank();
   if (answer_info_options(suite, o, root)) return 0;
   if (suite.validate) suite.validate(o);
+  check_sweep_size(o, suite.options);  // before any file is made
   MPI_Comm comm = MPI_COMM_WORLD;
   const std::string run_id = checked_run_id(o, start);
   RunFiles files;

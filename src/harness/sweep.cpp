@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "base/errors.hpp"
+
 namespace hpcnn {
 
 const std::string& SweepPoint::str(std::string_view name) const {
@@ -46,7 +48,25 @@ std::int64_t PointSettings::integer(std::string_view name) const {
 
 double PointSettings::real(std::string_view name) const { return swept(name) ? point_.real(name) : options_.real(name); }
 
+void check_sweep_size(const Options& options, std::span<const OptionSpec> specs) {
+  std::size_t points = 1;
+  bool over = false;
+  std::string lists;
+  for (const OptionSpec& spec : specs) {
+    if (!spec.list || !options.has(spec.name)) continue;
+    const std::size_t n = options.values(spec.name).size();
+    if (n > 1) lists.append(lists.empty() ? "" : " x ").append(std::to_string(n)).append(" --").append(spec.name);
+    // (compared before multiplying: the product of hostile lists overflows)
+    if (n != 0 && points > kMaxSweepPoints / n) over = true;
+    else points *= n;
+  }
+  if (over || points > kMaxSweepPoints)
+    throw UsageError("the sweep has more than " + std::to_string(kMaxSweepPoints) + " points (" + lists +
+                     "); split it into several runs");
+}
+
 std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs) {
+  check_sweep_size(options, specs);
   std::vector<SweepPoint> points(1);
   for (const OptionSpec& spec : specs) {
     if (!spec.list || !options.has(spec.name)) continue;

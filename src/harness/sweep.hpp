@@ -43,6 +43,15 @@ class PointSettings {
   const SweepPoint& point_;
 };
 
+// Most points one sweep may have. Every point is a measurement, so a product of lists in the
+// millions is a slip (or a hostile command line) that would exhaust memory building the points
+// before the first one runs (found by fuzz/options_target.cpp).
+inline constexpr std::size_t kMaxSweepPoints = 100000;
+
+// Throws UsageError naming every list option and its length when the sweep would have more than
+// kMaxSweepPoints points. run_suite calls it before any work; sweep_points calls it too.
+void check_sweep_size(const Options& options, std::span<const OptionSpec> specs);
+
 std::vector<SweepPoint> sweep_points(const Options& options, std::span<const OptionSpec> specs);
 
 }  // namespace hpcnn
