@@ -97,7 +97,7 @@ TEST(Sweep, CartesianProductInTableOrder) {
   for (const auto& p : points) EXPECT_EQ(p.str("dataset"), "cifar10");
 }
 
-// Found by fuzz/options_target.cpp: lists whose product is in the millions built every point
+// Seen while writing fuzz/options_target.cpp: lists whose product is in the millions built every point
 // (gigabytes) before the first ran. Now one usage error naming the lists, at the limit exactly.
 TEST(Sweep, MoreThanTheLimitOfPointsIsAUsageError) {
   const auto specs = model_suite_options(Mode::Train);

@@ -45,7 +45,7 @@ class PointSettings {
 
 // Most points one sweep may have. Every point is a measurement, so a product of lists in the
 // millions is a slip (or a hostile command line) that would exhaust memory building the points
-// before the first one runs (found by fuzz/options_target.cpp).
+// before the first one runs (seen while writing fuzz/options_target.cpp).
 inline constexpr std::size_t kMaxSweepPoints = 100000;
 
 // Throws UsageError naming every list option and its length when the sweep would have more than
