@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Shape one host's link of a running virtual cluster, both directions, or lift the shaping:
+#   tests/cluster/cluster_shape.sh STATE_DIR nK RATE[:DELAY]    e.g. n2 1gbit, n3 500mbit:2ms
+#   tests/cluster/cluster_shape.sh STATE_DIR nK off
+# RATE is a tc rate (1gbit, 500mbit, ...), applied with a token bucket (tbf) on both ends of the
+# host's veth link. DELAY needs netem, which some kernels lack: then the delay is left out, with a
+# warning, and only the rate is shaped.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/cluster_lib.sh"
+[ $# = 3 ] || { echo "usage: ${0##*/} STATE_DIR nK RATE[:DELAY]|off" >&2; exit 2; }
+cluster_names "$1"
+[ -r "$CL_ENV" ] || cluster_die "no cluster in $CLUSTER_DIR"
+source "$CL_ENV"
+node=$2 spec=$3
+[[ "$node" =~ ^n([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "$CL_NODES" ] ||
+  { echo "${0##*/}: no host $node (n1 to n$CL_NODES)" >&2; exit 2; }
+k=${BASH_REMATCH[1]}
+ns=$(cl_netns "$k")
+host_dev=$(cl_host_veth "$k") node_dev=$(cl_node_veth "$k")
+
+tc qdisc del dev "$host_dev" root 2>/dev/null || true
+tc -n "$ns" qdisc del dev "$node_dev" root 2>/dev/null || true
+if [ "$spec" = off ]; then echo "$node: not shaped"; exit 0; fi
+
+rate=${spec%%:*} delay=""
+[ "$rate" = "$spec" ] || delay=${spec#*:}
+[[ "$rate" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$ ]] || { echo "${0##*/}: bad rate '$rate' (e.g. 1gbit, 500mbit)" >&2; exit 2; }
+if [ -n "$delay" ] && ! cl_have_netem; then
+  echo "${0##*/}: this kernel has no netem: $node gets the rate $rate but no delay $delay" >&2
+  delay=""
+fi
+# A burst of ~1 ms at the rate (at least 32 KiB), a queue of ~50 ms: tbf's usual sizing.
+for side in host node; do
+  if [ $side = host ]; then tcx=(tc); dev=$host_dev; else tcx=(tc -n "$ns"); dev=$node_dev; fi
+  if [ -n "$delay" ]; then
+    "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "$delay"
+    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst 128kb latency 50ms
+  else
+    "${tcx[@]}" qdisc add dev "$dev" root tbf rate "$rate" burst 128kb latency 50ms
+  fi
+done
+echo "$node: $rate${delay:+, delay $delay}"
