@@ -12,7 +12,10 @@
 set -euo pipefail
 # One unbound process that may use every core (see HPCNN_WHOLE_NODE in common.sh).
 HPCNN_WHOLE_NODE=1
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e11}
 LIBS=${LIBS:-$("$HPCNN_BIN/hpcnn-blas" --list | awk '/^backends:/{b=1;next} /^[^ ]/{b=0} b && $1!="reference"{print $1}' | paste -sd, -)}
 max=${THREADS_MAX:-${SLURM_CPUS_ON_NODE:-$(nproc)}}

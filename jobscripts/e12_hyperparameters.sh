@@ -11,7 +11,10 @@
 #   DATA    MNIST folder or name (default: the presets' mnist; DATA=fashion-mnist uses Debian's package)
 #   PART    defaults | batch | combined | lr | all (default all)
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e12}
 PART=${PART:-all}
 data=(); [ -n "${DATA:-}" ] && data=(--data "$DATA")

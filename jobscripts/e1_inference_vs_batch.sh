@@ -8,7 +8,10 @@
 # (3x32x32) and ImageNet (3x224x224) shapes, CPU on one thread and on all threads.
 # Run: sbatch jobscripts/e1_inference_vs_batch.sh   or   bash jobscripts/e1_inference_vs_batch.sh
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e1}
 BATCHES=${BATCHES:-1,2,4,8,16,32,64,128}
 run "$HPCNN_BIN/hpcnn-infer" --model resnet50 --backend dnnl --dataset cifar10,imagenet \

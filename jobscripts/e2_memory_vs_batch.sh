@@ -9,7 +9,10 @@
 # figure is the peak device memory of hpcnn's allocator (gpu_peak_mib) and the GPU's use at the end
 # (gpu_used_mib, cudaMemGetInfo), per precision.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e2}
 for b in ${BATCHES:-16 32 64 128 256}; do
   run "$HPCNN_BIN/hpcnn-train" --model resnet50 --backend dnnl --dataset cifar10 --batch "$b" \

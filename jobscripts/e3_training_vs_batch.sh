@@ -7,7 +7,10 @@
 # E3 (paper 000 §4.5, Fig 4): training images/s against batch size on one device, ResNet-50 on
 # CIFAR-10 and ImageNet shapes; on one GPU too, in each precision, with energy per image (NVML).
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e3}
 run "$HPCNN_BIN/hpcnn-train" --model resnet50 --backend dnnl --dataset cifar10,imagenet \
     --batch "${BATCHES:-8,16,32,64,128}" --threads "$THREADS" --iters "${ITERS:-64}" --warmup 10 \

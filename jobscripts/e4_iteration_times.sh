@@ -7,7 +7,10 @@
 # are slower). Every suite stores warmup_time_s and iter_time_s per rank; this run keeps 128 timed
 # iterations after 10 warm-up ones and prints the spread.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e4}
 run "$HPCNN_BIN/hpcnn-train" --model "${MODEL:-resnet18}" --backend dnnl --batch 64 \
     --threads "$THREADS" --iters "${ITERS:-128}" --warmup 10 --output "$OUT"

@@ -12,7 +12,10 @@
 # Batch-norm models are evaluated in inference mode with their running statistics (test_eval =
 # inference, as PyTorch's model.eval()); see docs/RESULTS.md.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e7}
 run "$HPCNN_BIN/hpcnn-train" --data "${DATA:-cifar10}" --model "${MODEL:-resnet18-cifar}" --backend dnnl \
     --batch 128 --optimizer sgd --lr 0.1 --momentum 0.9 --weight-decay 0.0005 --lr-schedule cosine \

@@ -10,7 +10,10 @@
 # The profile is one extra pass after the timed one (per-op synchronization does not touch the
 # images/s figures). Quick local check: MODELS=lenet5 ITERS=5 ./jobscripts/e9_operator_profile.sh
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+source "$jobscripts/common.sh"
 OUT=${OUT:-results/e9}
 for model in $(echo "${MODELS:-lenet5,alexnet,resnet18,resnet50}" | tr , ' '); do
   act=relu
