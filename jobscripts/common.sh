@@ -82,6 +82,7 @@ step() {
   done
   step_pid=""
   if [ "$status" = 75 ] || { [ -n "$stop_signal" ] && [ "$status" != 0 ]; }; then requeue_or_stop; fi
+  [ "$status" = 0 ] || echo "${0##*/}: step exited $status: $*" >&2
   return "$status"
 }
 # The run's name for the next step that writes results (none for --preflight).

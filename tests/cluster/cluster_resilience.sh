@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Preemption and failures on a virtual Slurm cluster of 3 hosts (tests/cluster/cluster_up.sh),
+# with the repository's allreduce_sweep.sh, unchanged:
+#  - preemption: USR1 to the batch script (scancel --batch --signal=USR1, as --signal=B:USR1@T
+#    sends it) while the sweep runs: the step stops after its current point with exit 75, the job
+#    requeues itself, Slurm restarts it (Restarts=1) and it resumes; the final result file holds
+#    every point exactly once, equal in settings and status to an uninterrupted run's, provenance
+#    restarts 1, and no journal or temporary file is left;
+#  - a killed rank (SIGKILL to the rank on n2): the job fails within 30 s, its output names the
+#    host and task, the job script names the failed step, and no result file is written.
+source "$(dirname "$0")/cluster_test_lib.sh"
+cluster_start 3
+source "$src/tests/cluster/cluster_lib.sh"
+cluster_names "$cluster"
+js=$src/jobscripts
+sweep=(NODES=3 "SIZES=64K,256K,1M,2M,4M,8M" EXCHANGE=mpi,ring ITERS=50 WARMUP=2)
+
+pre=$(submit "$work/pre" "${sweep[@]}" OUT="$work/pre/out" --nodes=3 "$js/allreduce_sweep.sh")
+ref=$(submit "$work/ref" "${sweep[@]}" OUT="$work/ref/out" --nodes=3 "$js/allreduce_sweep.sh")
+echo "jobs: preempted $pre, uninterrupted $ref"
+# Wait for the first completed point in the journal, then preempt.
+journal=$work/pre/out/.hpcnn-allreduce-$pre-1.journal
+points_in_journal() { [ "$(find "$journal" -name '*.h5' 2>/dev/null | wc -l)" -ge 1 ]; }
+if wait_for 120 "a first point of job $pre" points_in_journal; then
+  scancel --batch --signal=USR1 "$pre"
+  echo "+ scancel --batch --signal=USR1 $pre"
+else
+  echo "FAIL: job $pre completed no point in 120 s"; cat "$work/pre/slurm-$pre.out"; fail=1
+fi
+wait_job "$pre" 240
+wait_job "$ref" 240
+out=$work/pre/slurm-$pre.out
+check "preempted job $pre completed" [ "$(job_state "$pre")" = COMPLETED ]
+check "preempted job $pre was restarted once (Restarts=$(job_field "$pre" Restarts))" [ "$(job_field "$pre" Restarts)" = 1 ]
+check "the step stopped after a point, before the end (exit 75)" in_output "$out" "interrupted by signal 10 after [0-9]+ of 12 points.*exit 75"
+check "the job script requeued the job" in_output "$out" "stopped; requeueing job $pre"
+check "the restarted job said it resumes" in_output "$out" "job $pre restarted \(1\)"
+check "the first start kept its output (--open-mode=append)" in_output "$out" "^\+ +srun -N 3 -n 3 .*--run-id $pre-1 --resume"
+final=$work/pre/out/hpcnn-allreduce-$pre-1.h5
+settings() { "$build/hpcnn-summary" --format csv --columns exchange,size_bytes,ranks,iters,warmup,seed,status "$1" | sort; }
+if [ -s "$final" ] && [ -s "$work/ref/out/hpcnn-allreduce-$ref-1.h5" ]; then
+  check "the final file has 12 points, each once" [ "$(settings "$final" | grep -c ',ok$')" = 12 ] 
+  check "its points equal the uninterrupted run's in settings and status" \
+    diff <(settings "$final") <(settings "$work/ref/out/hpcnn-allreduce-$ref-1.h5")
+  check "its provenance counts 1 restart" [ "$(h5dump -a /provenance/restarts "$final" | sed -n 's/^ *(0): //p' | tr -d '"')" = 1 ]
+  check "its ranks ran on 3 hosts" distinct_hosts "$final" 3
+else
+  echo "FAIL: no final file $final or no reference file"; ls -A "$work/pre/out" "$work/ref/out"; fail=1
+fi
+check "no journal or temporary file left" [ -z "$(find "$work/pre/out" -mindepth 1 -name '.*')" ]
+
+# A rank killed: the job ends, saying which, and leaves no result file.
+kill_out=$work/kill/out
+victim_job=$(submit "$work/kill" NODES=3 SIZES=1M EXCHANGE=ring ITERS=100000 WARMUP=1 OUT="$kill_out" --nodes=3 "$js/allreduce_sweep.sh")
+rank_on_n2() { ip netns pids "$(cl_netns 2)" | while read -r p; do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = hpcnn-allreduce ] && echo "$p"; done | head -n 1; }
+has_rank_on_n2() { [ -n "$(rank_on_n2)" ]; }
+if wait_for 120 "job $victim_job's rank on n2" has_rank_on_n2; then
+  sleep 1   # into the timed loop
+  victim=$(rank_on_n2)
+  echo "+ kill -KILL $victim (the rank of job $victim_job on n2)"
+  kill -KILL "$victim"
+  killed_at=$SECONDS
+  wait_job "$victim_job" 60
+  took=$((SECONDS - killed_at))
+  check "job $victim_job ended within 30 s of the kill (took $took s)" [ "$took" -le 30 ]
+  check "job $victim_job failed ($(job_state "$victim_job"))" [ "$(job_state "$victim_job")" = FAILED ]
+  check "its output names the killed task" in_output "$work/kill/slurm-$victim_job.out" "error: n2: task 1: Killed"
+  check "the job script named the failed step" in_output "$work/kill/slurm-$victim_job.out" "(allreduce_sweep.sh|slurm_script): step exited [0-9]+: .*hpcnn-allreduce"
+  # The ranks left were blocked in the allreduce with their dead peer and ended by SIGKILL, so
+  # rank 0's hidden temporary file (.hpcnn-allreduce-ID.h5.tmp) may stay; a result file may not.
+  check "no result file" [ -z "$(find "$kill_out" -name '[!.]*.h5' 2>/dev/null)" ]
+else
+  fail=1; scancel "$victim_job"
+fi
+exit $fail
