@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Preemption and failures on a virtual Slurm cluster of 3 hosts (tests/cluster/cluster_up.sh),
+# Preemption and failures on a virtual Slurm cluster of 4 hosts (tests/cluster/cluster_up.sh),
 # with the repository's allreduce_sweep.sh, unchanged:
 #  - preemption: USR1 to the batch script (scancel --batch --signal=USR1, as --signal=B:USR1@T
 #    sends it) while the sweep runs: the step stops after its current point with exit 75, the job
@@ -7,9 +7,13 @@
 #    every point exactly once, equal in settings and status to an uninterrupted run's, provenance
 #    restarts 1, and no journal or temporary file is left;
 #  - a killed rank (SIGKILL to the rank on n2): the job fails within 30 s, its output names the
-#    host and task, the job script names the failed step, and no result file is written.
+#    host and task, the job script names the failed step, and no result file is written;
+#  - a host that dies (its slurmd and every process on it killed) during a sweep on 3 hosts:
+#    within 40 s Slurm cancels the job "due to node failure" and requeues it (--requeue); the
+#    restarted job runs on the 3 hosts left, resumes, and its file holds every point once, equal
+#    to an uninterrupted run's, with no rank on the dead host.
 source "$(dirname "$0")/cluster_test_lib.sh"
-cluster_start 3
+cluster_start 4
 source "$src/tests/cluster/cluster_lib.sh"
 cluster_names "$cluster"
 js=$src/jobscripts
@@ -71,5 +75,35 @@ if wait_for 120 "job $victim_job's rank on n2" has_rank_on_n2; then
   check "no result file" [ -z "$(find "$kill_out" -name '[!.]*.h5' 2>/dev/null)" ]
 else
   fail=1; scancel "$victim_job"
+fi
+
+# A host dies: n2's slurmd and everything on n2 killed while the sweep runs there.
+nf=$(submit "$work/nf" "${sweep[@]}" OUT="$work/nf/out" --nodes=3 "$js/allreduce_sweep.sh")
+nf_journal=$work/nf/out/.hpcnn-allreduce-$nf-1.journal
+nf_point() { [ "$(find "$nf_journal" -name '*.h5' 2>/dev/null | wc -l)" -ge 1 ]; }
+on_n2() { scontrol show hostnames "$(job_field "$nf" NodeList)" | grep -qx n2; }
+if wait_for 120 "a first point of job $nf" nf_point && on_n2; then
+  echo "+ kill -KILL slurmd and every process of n2 (job $nf)"
+  kill -KILL "$(cat "$CL_PIDS/slurmd-n2")" $(ip netns pids "$(cl_netns 2)")
+  died_at=$SECONDS
+  left_n2() { ! on_n2 || [ "$(job_state "$nf")" != RUNNING ]; }
+  wait_for 40 "job $nf to leave the dead host" left_n2 && echo "ok:   job $nf left n2 after $((SECONDS - died_at)) s" || fail=1
+  wait_job "$nf" 120
+  out=$work/nf/slurm-$nf.out
+  check "job $nf completed after a restart ($(job_state "$nf"), Restarts=$(job_field "$nf" Restarts))" \
+    [ "$(job_state "$nf")" = COMPLETED -a "$(job_field "$nf" Restarts)" = 1 ]
+  check "its output says the node failed" in_output "$out" "CANCELLED AT .* DUE TO NODE FAILURE"
+  check "the restarted job resumed" in_output "$out" "job $nf restarted \(1\)"
+  final=$work/nf/out/hpcnn-allreduce-$nf-1.h5
+  if [ -s "$final" ]; then
+    check "its file's points equal the uninterrupted run's" \
+      diff <(settings "$final") <(settings "$work/ref/out/hpcnn-allreduce-$ref-1.h5")
+    check "its ranks ran on 3 hosts, none of them n2" distinct_hosts "$final" 3
+    check "no rank on n2" eval "! hosts '$final' | grep -qx n2"
+  else
+    echo "FAIL: no final file $final"; ls -A "$work/nf/out"; fail=1
+  fi
+else
+  echo "FAIL: job $nf completed no point on n2 in 120 s"; fail=1; scancel "$nf"
 fi
 exit $fail
