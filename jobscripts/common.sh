@@ -59,6 +59,8 @@ on_stop() {
 trap 'on_stop USR1' USR1
 trap 'on_stop TERM' TERM
 trap 'on_stop INT' INT
+step_hostfile=""
+trap 'rm -f "${step_hostfile:-}"' EXIT
 requeue_or_stop() {  # after a stop: requeue a Slurm job that was asked to stop by USR1, else exit 75
   if [ "$stop_signal" = USR1 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
     echo "${0##*/}: stopped; requeueing job $SLURM_JOB_ID (it resumes run ${RUN_ID:-?})" >&2
@@ -158,6 +160,7 @@ run_on() {
   elif [ -n "${SLURM_JOB_ID:-}" ]; then
     # The first NODES nodes of the allocation, RANKS/NODES slots each (rounded up).
     hostfile=$(mktemp "${TMPDIR:-/tmp}/hpcnn-hosts.XXXXXX")
+    step_hostfile=$hostfile   # removed on exit too: a stopped step ends the script (exit 75)
     scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n "$nodes" | sed "s/\$/ slots=$per_node/" > "$hostfile"
     cmd+=(-np "$ranks" --hostfile "$hostfile")
   else
@@ -167,6 +170,7 @@ run_on() {
   echo "+ ${envs[*]} ${cmd[*]} $* ${run_id_args[*]}"
   step env "${envs[@]}" "${cmd[@]}" "$@" "${run_id_args[@]}" || status=$?
   [ -z "$hostfile" ] || rm -f "$hostfile"
+  step_hostfile=""
   return "$status"
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Preemption and failures on a virtual Slurm cluster of 4 hosts (tests/cluster/cluster_up.sh),
 # with the repository's allreduce_sweep.sh, unchanged:
-#  - preemption: USR1 to the batch script (scancel --batch --signal=USR1, as --signal=B:USR1@T
-#    sends it) while the sweep runs: the step stops after its current point with exit 75, the job
+#  - preemption, with srun and with mpirun steps: USR1 to the batch script (scancel --batch
+#    --signal=USR1, as --signal=B:USR1@T sends it) while the sweep runs: the step stops after its current point with exit 75, the job
 #    requeues itself, Slurm restarts it (Restarts=1) and it resumes; the final result file holds
 #    every point exactly once, equal in settings and status to an uninterrupted run's, provenance
 #    restarts 1, and no journal or temporary file is left;
@@ -19,39 +19,45 @@ cluster_names "$cluster"
 js=$src/jobscripts
 sweep=(NODES=3 "SIZES=64K,256K,1M,2M,4M,8M" EXCHANGE=mpi,ring ITERS=50 WARMUP=2)
 
-pre=$(submit "$work/pre" "${sweep[@]}" OUT="$work/pre/out" --nodes=3 "$js/allreduce_sweep.sh")
 ref=$(submit "$work/ref" "${sweep[@]}" OUT="$work/ref/out" --nodes=3 "$js/allreduce_sweep.sh")
-echo "jobs: preempted $pre, uninterrupted $ref"
-# Wait for the first completed point in the journal, then preempt.
-journal=$work/pre/out/.hpcnn-allreduce-$pre-1.journal
-points_in_journal() { [ "$(find "$journal" -name '*.h5' 2>/dev/null | wc -l)" -ge 1 ]; }
-if wait_for 120 "a first point of job $pre" points_in_journal; then
-  scancel --batch --signal=USR1 "$pre"
-  echo "+ scancel --batch --signal=USR1 $pre"
-else
-  echo "FAIL: job $pre completed no point in 120 s"; cat "$work/pre/slurm-$pre.out"; fail=1
-fi
-wait_job "$pre" 240
-wait_job "$ref" 240
-out=$work/pre/slurm-$pre.out
-check "preempted job $pre completed" [ "$(job_state "$pre")" = COMPLETED ]
-check "preempted job $pre was restarted once (Restarts=$(job_field "$pre" Restarts))" [ "$(job_field "$pre" Restarts)" = 1 ]
-check "the step stopped after a point, before the end (exit 75)" in_output "$out" "interrupted by signal 10 after [0-9]+ of 12 points.*exit 75"
-check "the job script requeued the job" in_output "$out" "stopped; requeueing job $pre"
-check "the restarted job said it resumes" in_output "$out" "job $pre restarted \(1\)"
-check "the first start kept its output (--open-mode=append)" in_output "$out" "^\+ +srun -N 3 -n 3 .*--run-id $pre-1 --resume"
-final=$work/pre/out/hpcnn-allreduce-$pre-1.h5
 settings() { "$build/hpcnn-summary" --format csv --columns exchange,size_bytes,ranks,iters,warmup,seed,status "$1" | sort; }
-if [ -s "$final" ] && [ -s "$work/ref/out/hpcnn-allreduce-$ref-1.h5" ]; then
-  check "the final file has 12 points, each once" [ "$(settings "$final" | grep -c ',ok$')" = 12 ] 
-  check "its points equal the uninterrupted run's in settings and status" \
-    diff <(settings "$final") <(settings "$work/ref/out/hpcnn-allreduce-$ref-1.h5")
-  check "its provenance counts 1 restart" [ "$(h5dump -a /provenance/restarts "$final" | sed -n 's/^ *(0): //p' | tr -d '"')" = 1 ]
-  check "its ranks ran on 3 hosts" distinct_hosts "$final" 3
-else
-  echo "FAIL: no final file $final or no reference file"; ls -A "$work/pre/out" "$work/ref/out"; fail=1
-fi
-check "no journal or temporary file left" [ -z "$(find "$work/pre/out" -mindepth 1 -name '.*')" ]
+
+# preempt NAME LAUNCH: submit the sweep (srun or mpirun steps), USR1 to its batch script after
+# its first completed point, and check the stop, the requeue, the resumed run and its file.
+preempt() {
+  local name=$1 launch=$2 dir=$work/$1 id out final
+  id=$(submit "$dir" "${sweep[@]}" HPCNN_LAUNCH="$launch" OUT="$dir/out" --nodes=3 "$js/allreduce_sweep.sh")
+  echo "job $id: the sweep launched by $launch, to be preempted"
+  points_in_journal() { [ "$(find "$dir/out/.hpcnn-allreduce-$id-1.journal" -name '*.h5' 2>/dev/null | wc -l)" -ge 1 ]; }
+  if wait_for 120 "a first point of job $id" points_in_journal; then
+    scancel --batch --signal=USR1 "$id"
+    echo "+ scancel --batch --signal=USR1 $id"
+  else
+    echo "FAIL: job $id completed no point in 120 s"; cat "$dir/slurm-$id.out"; fail=1
+  fi
+  wait_job "$id" 240
+  wait_job "$ref" 240
+  out=$dir/slurm-$id.out
+  check "$name: job $id completed" [ "$(job_state "$id")" = COMPLETED ]
+  check "$name: job $id was restarted once (Restarts=$(job_field "$id" Restarts))" [ "$(job_field "$id" Restarts)" = 1 ]
+  check "$name: the step stopped after a point, before the end (exit 75)" in_output "$out" "interrupted by signal 10 after [0-9]+ of 12 points.*exit 75"
+  check "$name: the job script requeued the job" in_output "$out" "stopped; requeueing job $id"
+  check "$name: the restarted job said it resumes" in_output "$out" "job $id restarted \(1\)"
+  check "$name: the first start kept its output (--open-mode=append)" in_output "$out" "^\+ .*$launch .*--run-id $id-1 --resume"
+  final=$dir/out/hpcnn-allreduce-$id-1.h5
+  if [ -s "$final" ] && [ -s "$work/ref/out/hpcnn-allreduce-$ref-1.h5" ]; then
+    check "$name: the final file has 12 points, each once" [ "$(settings "$final" | grep -c ',ok$')" = 12 ]
+    check "$name: its points equal the uninterrupted run's in settings and status" \
+      diff <(settings "$final") <(settings "$work/ref/out/hpcnn-allreduce-$ref-1.h5")
+    check "$name: its provenance counts 1 restart" [ "$(h5dump -a /provenance/restarts "$final" | sed -n 's/^ *(0): //p' | tr -d '"')" = 1 ]
+    check "$name: its ranks ran on 3 hosts" distinct_hosts "$final" 3
+  else
+    echo "FAIL: $name: no final file $final or no reference file"; ls -A "$dir/out" "$work/ref/out"; fail=1
+  fi
+  check "$name: no journal or temporary file left" [ -z "$(find "$dir/out" -mindepth 1 -name '.*')" ]
+}
+preempt preempt-srun srun
+preempt preempt-mpirun mpirun
 
 # A rank killed: the job ends, saying which, and leaves no result file.
 kill_out=$work/kill/out
