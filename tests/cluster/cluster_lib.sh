@@ -33,7 +33,7 @@ cluster_client_env() {
 cl_pid_is() {
   local pid=$1 prog=$2
   [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$prog"
+  { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$prog"
 }
 
 # Stop one process we started (PID kept in $CL_PIDS/NAME) and wait for it: TERM, then KILL after
