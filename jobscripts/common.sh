@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by every job script: where the executables are, how to launch them, and what to do when
 # Slurm asks the job to stop. A job script finds this file next to itself, or, under sbatch (which
 # runs a spooled copy of the script), next to the script that was submitted.
@@ -25,7 +26,7 @@ HPCNN_BIN=$(cd "$HPCNN_BIN" && pwd)
 #   HPCNN_WHOLE_NODE=1  one process that may use every core of the node (library thread sweeps):
 #                 the threads must not be confined to the one core a launcher binds a single rank
 #                 to by default, which would also change the libraries' "default" thread count.
-launch_words=(${HPCNN_LAUNCH:-})   # what the user asked for, before the default below
+read -ra launch_words <<<"${HPCNN_LAUNCH:-}"   # what the user asked for, before the default below
 if [ -z "${HPCNN_LAUNCH+set}" ]; then
   if [ -n "${HPCNN_WHOLE_NODE:-}" ]; then
     if [ -n "${SLURM_JOB_ID:-}" ]; then
@@ -150,8 +151,8 @@ run_on() {
   per_node=$(((ranks + nodes - 1) / nodes))
   [ -n "${SLURM_JOB_ID:-}" ] || per_node=$ranks
   [ -n "${SLURM_JOB_ID:-}" ] || [ -z "${HOSTFILE:-}" ] || per_node=1
-  local envs e
-  envs=($(step_threads_env "$per_node"))
+  local envs=() e
+  mapfile -t envs < <(step_threads_env "$per_node")
   local cmd=("${words[@]}")
   # mpirun passes its environment on to remote ranks only when told.
   if [ $style = mpirun ]; then for e in "${envs[@]}"; do cmd+=(-x "${e%%=*}"); done; fi

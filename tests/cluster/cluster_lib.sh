@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by cluster_up.sh, cluster_down.sh, cluster_shape.sh and the cluster tests: the names and
 # paths of one virtual cluster, all derived from its state folder, so that every script finds
 # what the others made.

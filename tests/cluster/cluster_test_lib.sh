@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the cluster tests (label `cluster`): skip (exit 77, saying why) where no cluster can
 # run; bring one up in a scratch folder under /tmp (which every "host" sees: they are network
 # namespaces of this machine) and take it down on every exit path; submit jobs and wait for them,
