@@ -444,6 +444,8 @@ EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
   if (rank_ == 0 && std::filesystem::exists(checkpoint_)) {
     std::ifstream f(checkpoint_, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw RuntimeError(checkpoint_ + ": " + std::to_string(bytes.size()) + " bytes, more than one broadcast carries");
     length = static_cast<int>(bytes.size());
   }
   MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
@@ -454,6 +456,18 @@ EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
   if (c.integer("ranks") != size_)
     throw UsageError(checkpoint_ + ": a checkpoint of " + std::to_string(c.integer("ranks")) + " ranks, not " +
                      std::to_string(size_));
+  // The CRC and the settings match, so the sizes should too; a file that still disagrees (another
+  // build's model, a forged file) is refused naming the array, never read past its end.
+  const auto expect_size = [&](const char* name, std::size_t got, std::size_t want) {
+    if (got != want)
+      throw RuntimeError(checkpoint_ + ": '" + name + "' holds " + std::to_string(got) + " values, this point needs " +
+                         std::to_string(want));
+  };
+  expect_size("params", c.floats("params").size(), main_.param_count());
+  expect_size("buffers", c.floats("buffers").size(), main_.get_buffers().size() * static_cast<std::size_t>(size_));
+  expect_size("net_steps", c.doubles("net_steps").size(), 4 * static_cast<std::size_t>(size_));
+  expect_size("epoch_waited", c.doubles("epoch_waited").size(), 1);
+  expect_size("epoch_seconds", c.doubles("epoch_seconds").size(), 1);
   main_.set_params(c.floats("params"));
   const std::vector<float>& all = c.floats("buffers");
   const std::size_t n = all.size() / static_cast<std::size_t>(size_);
