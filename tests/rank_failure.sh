@@ -4,6 +4,8 @@
 #  - a rank stopped (SIGSTOP) in a timed iteration, or a parameter server stopped before its
 #    point's set-up: the watchdog (--timeout 3) ends the job within the bound, exit 1, with ONE
 #    line naming the operation and the rank that did not arrive; no result file, no temporary;
+#  - a stop signal to one rank of an hpcnn-scale ring point ends it at the next iteration on every
+#    rank (exit 75), not at the end of its 100000 iterations;
 #  - a rank stopped for 2 s and continued: the point completes, but says so (outlier_iters and a
 #    warning), instead of passing as a clean measurement;
 #  - a rank killed (SIGKILL) during set-up, a timed iteration, the exchange, and rank 0 killed
@@ -61,6 +63,11 @@ job server 3 stop,setup,0,2 --batch 16 --exchange ps-sync --ps-servers 1 --iters
 check "a stopped server: watchdog, exit 1, within ${BOUND} s (${elapsed} s)" eval '[ $status = 1 ] && within_bound'
 check "a stopped server: one line naming rank 2" eval 'one_watchdog_line && names "rank 2 (no answer"'
 check "a stopped server: no result file or temporary" clean server
+
+# ---- a stop signal: hpcnn-scale (an allreduce scheme) stops at the next iteration, not the point's end
+job signal 3 usr1,iteration,5,1 --batch 16 --exchange ring --iters 100000 --timeout 20 --run-id sig
+check "SIGUSR1 to rank 1 in a 100000-iteration point: exit 75 within ${BOUND} s (${elapsed} s)" \
+  eval '[ $status = 75 ] && within_bound && names "interrupted by signal 10"'
 
 # ---- a pause that ends: the point says so --------------------------------------------------------
 HPCNN_TEST_FAULT=stop,iteration,8,1 mpirun -np 2 --oversubscribe "${scale[@]}" --batch 16 --exchange ring --iters 30 --timeout 0 \

@@ -25,7 +25,7 @@ Fault parse_fault() {
   char sig[16] = {}, place[16] = {};
   long iteration = 0;
   int rank = 0;
-  if (std::sscanf(spec, "%15[a-z],%15[a-z],%ld,%d", sig, place, &iteration, &rank) != 4) {
+  if (std::sscanf(spec, "%15[a-z0-9],%15[a-z],%ld,%d", sig, place, &iteration, &rank) != 4) {
     std::fprintf(stderr, "HPCNN_TEST_FAULT='%s': want SIGNAL,PLACE,ITERATION,RANK\n", spec);
     std::abort();  // a test that asks for a fault it does not get must not pass
   }

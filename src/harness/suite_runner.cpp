@@ -448,6 +448,9 @@ int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState&
                const std::string& start, MPI_Comm comm) {
   const bool root = is_root_rank(), quiet = o.flag("quiet");
   Provenance prov = collect_provenance(suite.program, o, comm, libraries, start);
+  // The signal may have reached another rank than rank 0, which prints it.
+  int signal = stop_signal();
+  if (st.interrupted) MPI_Allreduce(MPI_IN_PLACE, &signal, 1, MPI_INT, MPI_MAX, comm);
   int failed = 0;
   if (root) {
     prov.run_starts = joined(f.journal->run_starts());
@@ -465,7 +468,7 @@ int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState&
       std::fprintf(stderr,
                    "%s: interrupted by signal %d after %zu of %zu points: they are in %s; continue with --run-id %s "
                    "--resume (exit %d)\n",
-                   suite.program, stop_signal(), st.written, st.total, path.c_str(), f.run_id.c_str(), kExitInterrupted);
+                   suite.program, signal, st.written, st.total, path.c_str(), f.run_id.c_str(), kExitInterrupted);
   }
   int interrupted = st.interrupted ? 1 : 0;
   const activity::WaitScope waiting("result-file commit on rank 0");

@@ -209,6 +209,7 @@ struct WorkerTimes {
   double isolated_comm = -1;
   float last_loss = 0;
   std::string diverged;  // "diverged: loss nan at iteration k ...": the first non-finite loss, or empty
+  std::string interrupted;  // a stop signal ended the timed loop: the reason, or empty
 };
 
 // Fault injection before each iteration; the traffic counters when the timed iterations start.
@@ -258,10 +259,17 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
     local = std::make_unique<Optimizer>(backend, net.param_count(), mp.optimizer);
     sync = std::make_unique<LocalUpdate>(*local);
   }
-  TrainingLoop loop(backend, {Mode::Train, mp.warmup, mp.iters, false, MPI_COMM_NULL, false}, sync.get());
+  // A stop signal ends an allreduce scheme's loop at the next iteration on every worker together
+  // (all ranks are workers there); parameter servers serve an agreed number of steps, so their
+  // points stop at the next point instead (the suite runner).
+  const bool all_workers = exchange && !sp.scheme->parameter_server;
+  const LoopSettings settings{Mode::Train, mp.warmup, mp.iters, false,
+                              all_workers ? exchange->workers() : MPI_COMM_NULL, all_workers};
+  TrainingLoop loop(backend, settings, sync.get());
   WorkerObserver observer(exchange);
   const PointError error =
       loop.run(net, [&](int k) { return BatchView{data.images(k), data.labels(k), mp.batch}; }, &observer);
+  if (error.status == PointStatus::Interrupted) return WorkerTimes{{}, {}, -1, 0, {}, error.reason};
   if (!error.none()) throw RuntimeError(error.reason);  // not the user's data: ends the job
   WorkerTimes t;
   t.phases = loop.series();
@@ -465,6 +473,7 @@ ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libr
   WorkerTimes t;
   if (exchange->is_worker()) t = train(sp, *backend, graph, buckets, exchange.get(), rank);
   else exchange->serve();
+  if (!t.interrupted.empty()) agree_on_failure(comm, {PointStatus::Interrupted, t.interrupted});
   // Servers have none; a diverged worker makes the point `diverged` on every rank.
   agree_on_failure(comm, t.diverged.empty() ? PointError{} : PointError{PointStatus::Diverged, t.diverged});
 
