@@ -3,7 +3,8 @@
 # Slurm asks the job to stop. A job script finds this file next to itself, or, under sbatch (which
 # runs a spooled copy of the script), next to the script that was submitted.
 #   HPCNN_BIN     folder with the hpcnn-* executables (default: the build tree this jobscripts/
-#                 folder is in, else the one $PATH finds, as after `make install`)
+#                 folder is in; in an install (PREFIX/share/hpcnn/jobscripts) PREFIX/bin; else
+#                 the one $PATH finds, as with `module load hpcnn`)
 #   HPCNN_LAUNCH  launcher. For `run`: the whole prefix; default "srun" inside a Slurm allocation,
 #                 else "mpirun -np ${NP:-1}". For `run_on NODES RANKS`: its first word picks the
 #                 style, srun (PMIx: srun --mpi=pmix) or mpirun (inside an allocation too), and the
@@ -18,8 +19,9 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ -z "${HPCNN_BIN:-}" ]; then
   if [ -x "$here/../hpcnn-train" ]; then HPCNN_BIN="$here/.."
+  elif [ -x "$here/../../../bin/hpcnn-train" ]; then HPCNN_BIN="$here/../../../bin"
   elif command -v hpcnn-train >/dev/null; then HPCNN_BIN=$(dirname "$(command -v hpcnn-train)")
-  else echo "${0##*/}: no hpcnn-train in $(cd "$here/.." && pwd) nor on PATH: set HPCNN_BIN" >&2; exit 1
+  else echo "${0##*/}: no hpcnn-train in $(cd "$here/.." && pwd), $(cd "$here/../../.." && pwd)/bin nor on PATH: set HPCNN_BIN" >&2; exit 1
   fi
 fi
 HPCNN_BIN=$(cd "$HPCNN_BIN" && pwd)
