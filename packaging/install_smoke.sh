@@ -6,7 +6,8 @@
 # an installed job script (allreduce_sweep.sh, one rank) that must find the installed executables
 # by itself, the man pages (groff without warnings, every option of --help in them), the module
 # files (content; parsed by tclsh and lua with stub commands, and loaded by Lmod, where those are
-# installed), and that no installed text file names a --not-from folder (the build or source tree).
+# installed), and that no installed file (executables included) names a --not-from folder (the
+# build or source tree).
 # Prints "FAIL: ..." for each failed check and exits 1 if any failed.
 set -u
 not_from=()
@@ -117,8 +118,10 @@ fi
 
 # ---- documents, and nothing that names the build or source tree
 for d in README.md INSTALL.md FAILURES.md CLUSTER.md; do [ -r "$docdir/$d" ] || failed "$docdir/$d is not installed"; done
-for dir in $(printf "%s\n" "${not_from[@]}" | sort -u); do
-  refs=$(grep -rlF "$dir" "$pkgdatadir" "$docdir" $(for p in $programs; do echo "$mandir/man1/$p.1"; done) 2>/dev/null)
+mapfile -t dirs < <(printf '%s\n' "${not_from[@]}" | sort -u)   # srcdir = builddir in-tree
+for dir in "${dirs[@]}"; do
+  [ -n "$dir" ] || continue
+  refs=$(grep -rlF "$dir" "$bindir"/hpcnn-* "$pkgdatadir" "$docdir" $(for p in $programs; do echo "$mandir/man1/$p.1"; done) 2>/dev/null)
   [ -z "$refs" ] && ok "no installed text file names $dir" || failed "installed files name $dir: $refs"
 done
 exit $fail
