@@ -9,6 +9,9 @@
 set -euo pipefail
 [ $# = 1 ] || { echo "usage: ${0##*/} PROGRAM" >&2; exit 2; }
 program=$1
+# The executables call MPI_Init before reading their options: Open MPI refuses root without these
+# (build containers); other MPIs ignore them.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 help=$("$program" --help) || { echo "${0##*/}: $program --help failed" >&2; exit 1; }
 version=$("$program" --version) || { echo "${0##*/}: $program --version failed" >&2; exit 1; }
 [[ "$help" == usage:* ]] || { echo "${0##*/}: $program --help does not start with 'usage:'" >&2; exit 1; }
