@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install_smoke.sh: checks an installed hpcnn from a scratch folder outside the install and the
 # build tree, with the install's bin/ not on PATH (`make installcheck`; tests/install_tree.sh).
-#   install_smoke.sh --bindir D --pkgdatadir D --mandir D --docdir D --version V [--not-from DIR]...
+#   install_smoke.sh --prefix P --bindir D --pkgdatadir D --mandir D --docdir D --version V [--not-from DIR]...
+# (P: the configured prefix, which the module files name; the folders: where the files are, with DESTDIR)
 # Checks: --version/--help of every executable, a tiny hpcnn-train run read back by hpcnn-summary,
 # an installed job script (allreduce_sweep.sh, one rank) that must find the installed executables
 # by itself, the man pages (groff without warnings, every option of --help in them), the module
@@ -13,13 +14,13 @@ set -u
 not_from=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
+    --prefix) prefix=$2 ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
     --version) version=$2 ;; --not-from) not_from+=("$2") ;;
     *) echo "install_smoke.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift 2
 done
-: "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
+: "${prefix:?--prefix missing}" "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
 programs="hpcnn-train hpcnn-infer hpcnn-scale hpcnn-allreduce hpcnn-blas hpcnn-summary"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hpcnn-installcheck.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -121,10 +122,15 @@ fi
 
 # ---- documents, and nothing that names the build or source tree
 for d in README.md INSTALL.md FAILURES.md CLUSTER.md; do [ -r "$docdir/$d" ] || failed "$docdir/$d is not installed"; done
-mapfile -t dirs < <(printf '%s\n' "${not_from[@]}" | sort -u)   # srcdir = builddir in-tree
+# As absolute folders without ./.. (distcheck's srcdir is _build/sub/../..); srcdir = builddir in-tree.
+mapfile -t dirs < <(for d in "${not_from[@]}"; do (cd "$d" 2>/dev/null && pwd -P); done | sort -u)
 for dir in "${dirs[@]}"; do
   [ -n "$dir" ] || continue
-  refs=$(grep -rlF "$dir" "$bindir"/hpcnn-* "$pkgdatadir" "$docdir" $(for p in $programs; do echo "$mandir/man1/$p.1"; done) 2>/dev/null)
-  [ -z "$refs" ] && ok "no installed text file names $dir" || failed "installed files name $dir: $refs"
+  # The install's own folders are left out first: distcheck installs into a folder of the source tree.
+  refs=""
+  for f in "$bindir"/hpcnn-* $(find "$pkgdatadir" "$docdir" -type f) $(for p in $programs; do echo "$mandir/man1/$p.1"; done); do
+    LC_ALL=C sed "s|$(sed 's/[][\.*^$|]/\\&/g' <<<"$prefix")||g" "$f" 2>/dev/null | grep -qaF "$dir" && refs="$refs $f"
+  done
+  [ -z "$refs" ] && ok "no installed file names $dir" || failed "installed files name $dir: $refs"
 done
 exit $fail
