@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -13,6 +14,7 @@
 #include "results/report.hpp"
 #include "results/result_file.hpp"
 #include "results/table_presets.hpp"
+#include "results/verdict.hpp"
 
 namespace fs = std::filesystem;
 using namespace hpcnn;
@@ -95,42 +97,127 @@ TEST(Report, ToleranceParsing) {
   EXPECT_THROW(parse_tolerance("-1%"), UsageError);
 }
 
-TEST(Report, CompareFlagsRegressionsOnly) {
+// The verdicts of the rows, as "settings metric VERDICT" lines in order.
+std::vector<Verdict> verdicts_of(const std::vector<PointVerdict>& v) {
+  std::vector<Verdict> out;
+  for (const PointVerdict& p : v) out.push_back(p.verdict);
+  return out;
+}
+
+TEST(Verdict, FlagsRegressionsOnly) {
   const std::vector<Record> base = {row("lenet5", 8, 100), row("lenet5", 16, 200)};
+  Tolerances tol;  // floor 5%, no spread in these rows: the floor is the band
   // Unchanged: nothing flagged.
-  Comparison c = compare_rows(base, base, "img_per_s", true, 0.05);
-  EXPECT_EQ(c.compared, 2);
-  EXPECT_TRUE(c.regressions.empty());
-  EXPECT_TRUE(c.missing.empty());
+  auto v = compare_points(base, base, {}, tol);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::Ok, Verdict::Ok}));
+  EXPECT_EQ(v[0].band_source, "floor");
   // 10% slower at batch 16: flagged with both figures; 4% slower at batch 8: inside the band.
-  c = compare_rows(base, {row("lenet5", 8, 96), row("lenet5", 16, 180)}, "img_per_s", true, 0.05);
-  ASSERT_EQ(c.regressions.size(), 1u);
-  EXPECT_NE(c.regressions[0].find("batch=16"), std::string::npos) << c.regressions[0];
-  EXPECT_NE(c.regressions[0].find("200"), std::string::npos) << c.regressions[0];
-  EXPECT_NE(c.regressions[0].find("180"), std::string::npos) << c.regressions[0];
-  EXPECT_NE(c.regressions[0].find("-10.0%"), std::string::npos) << c.regressions[0];
+  v = compare_points(base, {row("lenet5", 8, 96), row("lenet5", 16, 180)}, {}, tol);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::Ok, Verdict::Regression}));
+  EXPECT_NE(v[1].settings.find("batch=16"), std::string::npos) << v[1].settings;
+  EXPECT_DOUBLE_EQ(*v[1].reference, 200);
+  EXPECT_DOUBLE_EQ(*v[1].now, 180);
+  EXPECT_DOUBLE_EQ(*v[1].ratio(), 0.9);
+  EXPECT_NE(v[1].message().find("180"), std::string::npos) << v[1].message();
   // Times: lower is better.
-  c = compare_rows(base, {row("lenet5", 8, 90), row("lenet5", 16, 200)}, "iter_median_s", false, 0.05);
-  EXPECT_EQ(c.regressions.size(), 1u);
+  v = compare_points(base, {row("lenet5", 8, 90), row("lenet5", 16, 200)}, {"iter_median_s"}, tol);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::Regression, Verdict::Ok}));
   // Faster is never a regression.
-  c = compare_rows(base, {row("lenet5", 8, 150), row("lenet5", 16, 300)}, "img_per_s", true, 0.05);
-  EXPECT_TRUE(c.regressions.empty());
-  // A baseline run without a current one is reported.
-  c = compare_rows(base, {row("lenet5", 8, 100), row("resnet18", 8, 5)}, "img_per_s", true, 0.05);
-  ASSERT_EQ(c.missing.size(), 1u);
-  EXPECT_NE(c.missing[0].find("batch=16"), std::string::npos);
-  ASSERT_EQ(c.unmatched.size(), 1u);
-  // GPU precision is a setting: a bf16 baseline is not compared with an fp32 run (which would
-  // otherwise show as a 3x regression).
+  v = compare_points(base, {row("lenet5", 8, 150), row("lenet5", 16, 300)}, {}, tol);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::Faster, Verdict::Faster}));
+  // A point missing on either side is a failure of its own.
+  v = compare_points(base, {row("lenet5", 8, 100), row("resnet18", 8, 5)}, {}, tol);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::Ok, Verdict::MissingNow, Verdict::MissingReference}));
+  EXPECT_NE(v[1].settings.find("batch=16"), std::string::npos);
+  EXPECT_NE(v[2].settings.find("resnet18"), std::string::npos);
+  // GPU precision is a key setting: a bf16 reference is not compared with an fp32 run.
   auto with_precision = [](Record r, const char* p) {
     r.set("precision", std::string(p));
     return r;
   };
-  c = compare_rows({with_precision(row("resnet50", 64, 3000), "bf16")}, {with_precision(row("resnet50", 64, 1000), "fp32")},
-                   "img_per_s", true, 0.05);
-  EXPECT_TRUE(c.regressions.empty());
-  ASSERT_EQ(c.missing.size(), 1u);
-  EXPECT_NE(c.missing[0].find("precision=bf16"), std::string::npos) << c.missing[0];
+  v = compare_points({with_precision(row("resnet50", 64, 3000), "bf16")}, {with_precision(row("resnet50", 64, 1000), "fp32")},
+                     {}, tol);
+  EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::MissingNow, Verdict::MissingReference}));
+  EXPECT_NE(v[0].settings.find("precision=bf16"), std::string::npos) << v[0].settings;
+}
+
+TEST(Verdict, BandFromTheReferenceSpread) {
+  Tolerances tol;
+  // Iterations spread p5..p95 = 0.08..0.12 s about a 0.1 s median: +-20%, wider than the 5% floor.
+  Record ref = row("lenet5", 8, 80);
+  ref.set("iter_median_s", 0.1);
+  ref.set("iter_p5_s", 0.08);
+  ref.set("iter_p95_s", 0.12);
+  auto v = compare_points({ref}, {row("lenet5", 8, 68)}, {}, tol);  // -15%: inside +-20%
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NEAR(v[0].band, 0.2, 1e-12);
+  EXPECT_EQ(v[0].band_source, "p5-p95");
+  EXPECT_EQ(v[0].verdict, Verdict::Ok);
+  v = compare_points({ref}, {row("lenet5", 8, 60)}, {}, tol);  // -25%
+  EXPECT_EQ(v[0].verdict, Verdict::Regression);
+  // A narrow spread does not go below the floor.
+  ref.set("iter_p5_s", 0.099);
+  ref.set("iter_p95_s", 0.101);
+  v = compare_points({ref}, {row("lenet5", 8, 77)}, {}, tol);  // -3.75%
+  EXPECT_NEAR(v[0].band, 0.05, 1e-12);
+  EXPECT_EQ(v[0].band_source, "floor");
+  EXPECT_EQ(v[0].verdict, Verdict::Ok);
+  tol.floor = 0.01;
+  EXPECT_EQ(compare_points({ref}, {row("lenet5", 8, 77)}, {}, tol)[0].verdict, Verdict::Regression);
+  // Per-metric override wins over the data.
+  tol.per_metric["img_per_s"] = 0.5;
+  v = compare_points({ref}, {row("lenet5", 8, 41)}, {}, tol);
+  EXPECT_EQ(v[0].band_source, "override");
+  EXPECT_EQ(v[0].verdict, Verdict::Ok);
+  // Several reference runs of a point: the 95% CI of their mean (t = 4.303 for n = 3).
+  const std::vector<Record> refs = {row("lenet5", 8, 90), row("lenet5", 8, 100), row("lenet5", 8, 110)};
+  const auto band = spread_band({&refs[0], &refs[1], &refs[2]}, "img_per_s");
+  ASSERT_TRUE(band);
+  EXPECT_NEAR(band->first, 4.303 * 10.0 / std::sqrt(3.0) / 100.0, 1e-9);
+  EXPECT_EQ(band->second, "ci95 (n=3)");
+}
+
+TEST(Verdict, StatusProblemsFailEvenWhenFast) {
+  const Tolerances tol;
+  const Record ref = row("lenet5", 8, 100);
+  auto fast = [](const char* field, Value value) {
+    Record r = row("lenet5", 8, 500);
+    r.set(field, std::move(value));
+    return r;
+  };
+  for (const Record& now : {fast("status", std::string("failed")), fast("status", std::string("diverged")),
+                            fast("wrong", std::int64_t{3}), fast("phase_check", std::string("failed")),
+                            fast("outlier_iters", std::int64_t{2})}) {
+    const auto v = compare_points({ref}, {now}, {}, tol);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].verdict, Verdict::Status) << v[0].message();
+    EXPECT_TRUE(is_failure(v[0].verdict));
+  }
+  Tolerances lenient;
+  lenient.ignore_outliers = true;
+  EXPECT_EQ(compare_points({ref}, {fast("outlier_iters", std::int64_t{2})}, {}, lenient)[0].verdict, Verdict::Faster);
+  // A failed point without its figure is still a status failure, not a missing metric.
+  Record failed;
+  failed.set("suite", "hpcnn-train");
+  failed.set("model", "lenet5");
+  failed.set("backend", "reference");
+  failed.set("batch", std::int64_t{8});
+  failed.set("status", "failed");
+  failed.set("status_reason", "out of memory");
+  const auto v = compare_points({ref}, {failed}, {}, tol);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::Status);
+  EXPECT_NE(v[0].detail.find("out of memory"), std::string::npos) << v[0].detail;
+}
+
+TEST(Verdict, ParsesMetricTolerances) {
+  EXPECT_EQ(parse_metric_tolerance("img_per_s=10%"), (std::pair<std::string, double>{"img_per_s", 0.1}));
+  EXPECT_EQ(parse_metric_tolerance("0.2"), (std::pair<std::string, double>{"", 0.2}));
+  EXPECT_THROW(parse_metric_tolerance("speed=10%"), UsageError);
+  EXPECT_THROW(parse_metric_tolerance("model=10%"), UsageError);
+  EXPECT_THROW(parse_metric_tolerance("img_per_s=lots"), UsageError);
 }
 
 TEST_F(ReportFiles, CompareEndToEnd) {
@@ -139,15 +226,64 @@ TEST_F(ReportFiles, CompareEndToEnd) {
   const std::string slow = write("slow", {row("lenet5", 8, 100), row("lenet5", 16, 180)});  // injected -10%
   const std::string part = write("part", {row("lenet5", 8, 100)});
   std::string out;
-  EXPECT_EQ(summary("--compare " + base + " --tolerance 5% " + same, &out), 0) << out;
-  EXPECT_EQ(summary("--compare " + base + " --tolerance 5% " + slow, &out), 1) << out;
-  EXPECT_NE(out.find("regression:"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + base + " " + same, &out), 0) << out;
+  EXPECT_NE(out.find("verdict"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance-floor 5% " + slow, &out), 1) << out;
+  EXPECT_NE(out.find("REGRESSION"), std::string::npos) << out;
   EXPECT_NE(out.find("200"), std::string::npos) << out;
   EXPECT_NE(out.find("180"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance-floor 15% " + slow, &out), 0) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance img_per_s=15% " + slow, &out), 0) << out;
   EXPECT_EQ(summary("--compare " + base + " --tolerance 15% " + slow, &out), 0) << out;
   EXPECT_EQ(summary("--compare " + base + " " + part, &out), 1) << out;
-  EXPECT_NE(out.find("no current run for baseline"), std::string::npos) << out;
+  EXPECT_NE(out.find("MISSING-now"), std::string::npos) << out;
+  EXPECT_EQ(summary("--compare " + part + " " + base, &out), 1) << out;
+  EXPECT_NE(out.find("MISSING-reference"), std::string::npos) << out;
   EXPECT_EQ(summary("--compare " + base + " --tolerance lots " + same, &out), 2) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance speed=5% " + same, &out), 2) << out;
+  EXPECT_EQ(summary("--compare " + base + " --tolerance-floor x " + same, &out), 2) << out;
+  EXPECT_EQ(summary("--junit " + dir_ + "/j.xml " + same, &out), 2) << out;
+  EXPECT_EQ(summary("--compare " + base + " --junit " + dir_ + "/no/such/j.xml " + same, &out), 2) << out;
+}
+
+// The JUnit file as a CI reader sees it: parsed with Python's xml.etree, failures counted.
+TEST_F(ReportFiles, JUnitCountsTheInjectedRegressions) {
+  if (std::system("/usr/bin/python3 -c 'import xml.etree.ElementTree' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no /usr/bin/python3 to parse the JUnit file";
+  const std::string base = write("base", {row("lenet5", 8, 100), row("lenet5", 16, 200), row("lenet5", 32, 300),
+                                          row("resnet18", 8, 10)});
+  // Two injected regressions (batch 16 and 32 at a third of their throughput), resnet18 missing.
+  const std::string now = write("now", {row("lenet5", 8, 100), row("lenet5", 16, 66), row("lenet5", 32, 100)});
+  const std::string xml = dir_ + "/verdicts.xml";
+  std::string out;
+  ASSERT_EQ(summary("--compare " + base + " --junit " + xml + " " + now, &out), 1) << out;
+  const std::string count = dir_ + "/count.txt";
+  const std::string py =
+      "import sys, xml.etree.ElementTree as ET\n"
+      "root = ET.parse(sys.argv[1]).getroot()\n"
+      "assert root.tag == 'testsuites', root.tag\n"
+      "cases = root.findall('./testsuite/testcase')\n"
+      "fails = [c.find('failure') for c in cases if c.find('failure') is not None]\n"
+      "kinds = sorted(f.get('type') for f in fails)\n"
+      "assert int(root.get('failures')) == len(fails)\n"
+      "assert all(c.get('name') and c.get('classname', '').startswith('hpcnn-train.') for c in cases)\n"
+      "assert all(' now ' in f.get('message') and ' reference ' in f.get('message') for f in fails)\n"
+      "print(len(cases), ' '.join(kinds))\n";
+  {
+    std::FILE* f = std::fopen((dir_ + "/count.py").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(py.c_str(), f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + dir_ + "/count.py " + xml + " > " + count + " 2>&1").c_str()), 0);
+  std::FILE* f = std::fopen(count.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char line[256] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, f), nullptr);
+  std::fclose(f);
+  EXPECT_EQ(std::string(line), "4 MISSING-now REGRESSION REGRESSION\n");
+  // No temporary file left beside it.
+  for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
 }
 
 TEST_F(ReportFiles, WhereByAndTablesEndToEnd) {

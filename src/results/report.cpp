@@ -37,12 +37,6 @@ std::string exact_text(const Record& row, const std::string& name) {
   return std::get<std::string>(*v);
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string quoted(const std::string& s) {  // a gnuplot double-quoted string
   std::string out = "\"";
   for (char c : s) {
@@ -119,6 +113,13 @@ std::string settings_key(const Record& row) {
   return key;
 }
 
+std::string exact_settings_key(const Record& row) {
+  std::string key;
+  for (const std::string& f : settings_fields())
+    if (row.get(f)) key.append(f).append("=").append(exact_text(row, f)).append("\x1f");
+  return key;
+}
+
 double parse_tolerance(const std::string& text) {
   std::string t = text;
   const bool percent = !t.empty() && t.back() == '%';
@@ -126,54 +127,6 @@ double parse_tolerance(const std::string& text) {
   const auto v = as_number(t);
   if (!v || *v < 0 || !std::isfinite(*v)) throw UsageError("--tolerance: '" + text + "' is not a percentage like 5%");
   return percent ? *v / 100.0 : *v;
-}
-
-Comparison compare_rows(const std::vector<Record>& baseline, const std::vector<Record>& current,
-                        const std::string& metric, bool higher_is_better, double tolerance) {
-  // Exact-text keys for matching; the printed key uses the fields' formats.
-  auto exact_key = [](const Record& r) {
-    std::string key;
-    for (const std::string& f : settings_fields())
-      if (r.get(f)) key.append(f).append("=").append(exact_text(r, f)).append("\x1f");
-    return key;
-  };
-  struct Group {
-    std::string label;
-    std::vector<double> values;
-  };
-  auto group = [&](const std::vector<Record>& rows) {
-    std::map<std::string, Group> g;
-    for (const Record& r : rows) {
-      const auto v = r.number(metric);
-      if (!v || r.text("status") == "failed") continue;
-      Group& e = g[exact_key(r)];
-      e.label = settings_key(r);
-      e.values.push_back(*v);
-    }
-    return g;
-  };
-  const auto base = group(baseline), cur = group(current);
-  Comparison out;
-  char buf[512];
-  for (const auto& [key, b] : base) {
-    const auto it = cur.find(key);
-    if (it == cur.end()) {
-      out.missing.push_back(b.label);
-      continue;
-    }
-    ++out.compared;
-    const double before = median_of(b.values), after = median_of(it->second.values);
-    const double change = before != 0 ? after / before - 1.0 : 0.0;
-    const bool worse = higher_is_better ? after < before * (1.0 - tolerance) : after > before * (1.0 + tolerance);
-    if (worse) {
-      std::snprintf(buf, sizeof buf, "%s: %s %.6g -> %.6g (%+.1f%%, tolerance %.1f%%)", b.label.c_str(),
-                    metric.c_str(), before, after, 100.0 * change, 100.0 * tolerance);
-      out.regressions.push_back(buf);
-    }
-  }
-  for (const auto& [key, c] : cur)
-    if (!base.count(key)) out.unmatched.push_back(c.label);
-  return out;
 }
 
 std::string gnuplot_script(const std::string& table, const std::vector<Record>& rows, const std::string& file) {

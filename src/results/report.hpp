@@ -20,19 +20,11 @@ bool row_matches(const Record& row, const std::vector<std::pair<std::string, std
 // Stable sort by the fields in order (numbers numerically, text lexically, missing last).
 void sort_rows(std::vector<Record>& rows, const std::vector<std::string>& by);
 
-// --compare: rows are matched on the Key fields they have (key_fields(), record.hpp); the metric
-// of each baseline group (median over its rows) is compared with the current group's median.
+// --compare (results/verdict.hpp): rows are matched on the Key fields they have (key_fields(),
+// record.hpp), never on file names.
 std::string settings_key(const Record& row);  // "suite=hpcnn-train model=lenet5 ..." from key_fields()
-
-struct Comparison {
-  std::vector<std::string> regressions;  // one line each: key, both figures, the change
-  std::vector<std::string> missing;      // baseline groups with no current run
-  std::vector<std::string> unmatched;    // current groups with no baseline (information only)
-  int compared = 0;
-};
-// higher_is_better: throughput; false for times. tolerance: a fraction (0.05 = 5%).
-Comparison compare_rows(const std::vector<Record>& baseline, const std::vector<Record>& current,
-                        const std::string& metric, bool higher_is_better, double tolerance);
+// The same settings in full precision (numbers as %.17g), for matching: keys do not depend on print formats.
+std::string exact_settings_key(const Record& row);
 // "5%" -> 0.05, "0.05" -> 0.05; throws UsageError naming the value otherwise.
 double parse_tolerance(const std::string& text);
 

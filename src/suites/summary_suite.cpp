@@ -17,6 +17,7 @@
 #include "results/result_file.hpp"
 #include "results/table.hpp"
 #include "results/table_presets.hpp"
+#include "results/verdict.hpp"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -42,14 +43,24 @@ const std::vector<OptionSpec>& summary_options() {
          "also draw the table with gnuplot (throughput, scaling, breakdown, accuracy)"},
         {"compare", OptType::String, false, "", "BASELINE",
          "compare with the runs in BASELINE (file or directory); exit 1 on a regression"},
-        {"tolerance", OptType::String, false, "5%", "PCT", "band of --compare, e.g. 5%"},
-        {"metric", OptType::String, false, "img_per_s", "FIELD",
-         "figure --compare checks (for times, unit s, lower is better)"},
+        {"tolerance", OptType::String, false, "", "[METRIC=]FRACTION",
+         "band of --compare for METRIC (or every metric), e.g. img_per_s=10% or 0.1; overrides the band from "
+         "the reference's spread (repeatable)"},
+        {"tolerance-floor", OptType::String, false, "5%", "FRACTION",
+         "narrowest band of --compare: a band from the reference's spread is never below it"},
+        {"metric", OptType::String, false, "", "FIELD",
+         "figure --compare checks (repeatable; default: img_per_s, else busbw_gbs, else gflops, plus test_acc; times "
+         "are lower-is-better)"},
+        {"junit", OptType::String, false, "", "FILE", "with --compare: also write the verdicts as JUnit XML to FILE"},
+        {"ignore-outliers", OptType::Flag, false, "", "",
+         "with --compare: outlier iterations in a point are not a failure (noisy shared machines)"},
         {"help", OptType::Flag, false, "", "", "print this help and the available fields, then exit"},
         {"version", OptType::Flag, false, "", "", "print the version, then exit"},
         {"files", OptType::String, false, "", "FILE|DIR", "result files, or folders searched for *.h5"},
     };
-    s[3].repeatable = true;   // --where
+    for (OptionSpec& spec : s)
+      if (std::string(spec.name) == "where" || std::string(spec.name) == "tolerance" || std::string(spec.name) == "metric")
+        spec.repeatable = true;
     s.back().positional = true;
     return s;
   }();
@@ -64,8 +75,9 @@ struct Config {
   std::vector<std::string> paths;
   std::vector<std::pair<std::string, std::string>> where;
   std::vector<std::string> by;
-  std::string plot, compare, metric = "img_per_s";
-  double tolerance = 0.05;
+  std::string plot, compare, junit;
+  std::vector<std::string> metrics;  // empty: each point's default_metrics()
+  Tolerances tolerances;
 };
 
 const TablePreset& table_named(const std::string& name) {
@@ -94,10 +106,30 @@ Config config_from(const Options& o) {
       throw UsageError("--plot: '" + c.plot + "': the folder '" + folder.string() + "' does not exist");
   }
   if (o.has("compare")) c.compare = o.str("compare");
-  c.tolerance = parse_tolerance(o.str("tolerance"));
-  c.metric = o.str("metric");
-  const Field* metric = find_field(c.metric);
-  if (!metric || metric->type == FieldType::String) throw UsageError("--metric: '" + c.metric + "' is not a numeric field");
+  c.tolerances.floor = parse_tolerance(o.str("tolerance-floor"));
+  if (o.has("tolerance"))
+    for (const std::string& t : o.values("tolerance")) {
+      const auto [metric, band] = parse_metric_tolerance(t);
+      if (metric.empty())
+        c.tolerances.all_metrics = band;
+      else
+        c.tolerances.per_metric[metric] = band;
+    }
+  if (o.has("metric"))
+    for (const std::string& m : o.values("metric")) {
+      const Field* metric = find_field(m);
+      if (!metric || metric->type == FieldType::String) throw UsageError("--metric: '" + m + "' is not a numeric field");
+      c.metrics.push_back(m);
+    }
+  c.tolerances.ignore_outliers = o.flag("ignore-outliers");
+  if (o.has("junit")) {
+    if (!o.has("compare")) throw UsageError("--junit needs --compare (the verdicts it writes)");
+    c.junit = o.str("junit");
+    const std::filesystem::path folder = std::filesystem::path(c.junit).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+      throw UsageError("--junit: '" + c.junit + "': the folder '" + folder.string() + "' does not exist");
+  }
   if (o.has("files")) c.paths = o.values("files");
   return c;
 }
@@ -116,7 +148,8 @@ void print_help() {
     std::string unit = *f.unit ? std::string(" [") + f.unit + "]" : std::string();
     std::printf("  %-16s %-6s %s%s\n", f.name, type_name(f.type), f.help, unit.c_str());
   }
-  std::printf("\nexit status: 0 ok, 1 a file could not be read or none was found, 2 bad command line\n");
+  std::printf("\nexit status: 0 ok, 1 a file could not be read or none was found, or --compare found a failure "
+              "(regression, bad status, point missing on either side), 2 bad command line\n");
 }
 
 // Every result file under `paths`. A file that cannot be read gets one line on stderr (naming it)
@@ -168,23 +201,32 @@ std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> tables
   return groups;
 }
 
-// --compare: the verdict of every matched point; 1 on a regression or a baseline point without a
-// current one.
+// --compare: the verdict table of every point and metric (verdict.hpp), and --junit; 1 when any
+// verdict is a failure (regression, status, a point missing on either side) or nothing matched.
 int compare_with_baseline(const Config& config, const TablePreset& table, const std::vector<Record>& records) {
   int status = 0;
   const std::vector<ResultRun> runs = read_runs({config.compare}, status);
   std::vector<const ResultRun*> all;
   for (const ResultRun& run : runs) all.push_back(&run);
   const std::vector<Record> baseline = rows_of(table, all, config);
-  const bool higher_is_better = std::string(find_field(config.metric)->unit) != "s";  // times: lower is better
-  const Comparison c = compare_rows(baseline, records, config.metric, higher_is_better, config.tolerance);
+  const std::vector<PointVerdict> verdicts = compare_points(baseline, records, config.metrics, config.tolerances);
   std::fflush(stdout);
-  for (const std::string& line : c.regressions) std::printf("regression: %s\n", line.c_str());
-  for (const std::string& line : c.missing) std::printf("no current run for baseline: %s\n", line.c_str());
-  for (const std::string& line : c.unmatched) std::printf("not in baseline: %s\n", line.c_str());
-  std::printf("compare: %d matched, %zu regressions beyond %.1f%% (%s), %zu baseline runs without a current one\n",
-              c.compared, c.regressions.size(), 100.0 * config.tolerance, config.metric.c_str(), c.missing.size());
-  if (!c.regressions.empty() || !c.missing.empty() || c.compared == 0) status = 1;
+  std::printf("\n# verdicts against %s\n%s", config.compare.c_str(), verdict_table(verdicts).c_str());
+  std::size_t failures = 0, compared = 0;
+  for (const PointVerdict& v : verdicts) {
+    failures += is_failure(v.verdict);
+    compared += v.reference && v.now;
+  }
+  std::printf("compare: %zu verdicts, %zu failures, %zu points with figures on both sides\n", verdicts.size(), failures,
+              compared);
+  for (const PointVerdict& v : verdicts)
+    if (is_failure(v.verdict)) std::printf("failure: %s\n", v.message().c_str());
+  if (!config.junit.empty()) {
+    std::fflush(stdout);
+    write_junit(config.junit, verdicts);
+    std::fprintf(stderr, "%s: JUnit verdicts written to %s\n", kProgram, config.junit.c_str());
+  }
+  if (failures > 0 || verdicts.empty()) status = 1;
   return status;
 }
 
