@@ -31,12 +31,13 @@ double t95(std::size_t df) {
 
 // What makes a point's figures untrustworthy, or "" when nothing does.
 std::string status_problem(const Record& row, bool ignore_outliers) {
+  // Wrong elements first: the most specific reason (such a point's status is failed too).
+  if (const auto wrong = row.number("wrong"); wrong && *wrong > 0) return row.text("wrong") + " wrong elements";
   const std::string status = row.text("status");
   if (!status.empty() && status != "ok") {
     const std::string reason = row.text("status_reason");
     return "status " + status + (reason.empty() ? "" : ": " + reason);
   }
-  if (const auto wrong = row.number("wrong"); wrong && *wrong > 0) return row.text("wrong") + " wrong elements";
   if (row.text("phase_check") == "failed") return "phase check failed (gap " + row.text("phase_gap_max") + ")";
   if (const auto o = row.number("outlier_iters"); !ignore_outliers && o && *o > 0)
     return row.text("outlier_iters") + " outlier iterations";
