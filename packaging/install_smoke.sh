@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # install_smoke.sh: checks an installed hpcnn from a scratch folder outside the install and the
 # build tree, with the install's bin/ not on PATH (`make installcheck`; tests/install_tree.sh).
-#   install_smoke.sh --prefix P --bindir D --pkgdatadir D --mandir D --docdir D --version V [--not-from DIR]...
-# (P: the configured prefix, which the module files name; the folders: where the files are, with DESTDIR)
+#   install_smoke.sh --prefix P [--prefix P2] --bindir D --pkgdatadir D --mandir D --docdir D --version V [--not-from DIR]...
+# (P: the install's prefix, which the module files name, and P2 the configured one, which the
+# executables' provenance records; the folders: where the files are, with DESTDIR)
 # Checks: --version/--help of every executable, a tiny hpcnn-train run read back by hpcnn-summary,
 # an installed job script (allreduce_sweep.sh, one rank) that must find the installed executables
 # by itself, the man pages (groff without warnings, every option of --help in them), the module
@@ -12,15 +13,16 @@
 # Prints "FAIL: ..." for each failed check and exits 1 if any failed.
 set -u
 not_from=()
+prefixes=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --prefix) prefix=$2 ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
+    --prefix) prefixes+=("$2") ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
     --version) version=$2 ;; --not-from) not_from+=("$2") ;;
     *) echo "install_smoke.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift 2
 done
-: "${prefix:?--prefix missing}" "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
+: "${prefixes[0]:?--prefix missing}" "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
 programs="hpcnn-train hpcnn-infer hpcnn-scale hpcnn-allreduce hpcnn-blas hpcnn-summary"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hpcnn-installcheck.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -126,10 +128,11 @@ for d in README.md INSTALL.md FAILURES.md CLUSTER.md; do [ -r "$docdir/$d" ] || 
 mapfile -t dirs < <(for d in "${not_from[@]}"; do (cd "$d" 2>/dev/null && pwd -P); done | sort -u)
 for dir in "${dirs[@]}"; do
   [ -n "$dir" ] || continue
-  # The install's own folders are left out first: distcheck installs into a folder of the source tree.
+  # The install's prefixes are left out first: distcheck installs into a folder of the source tree.
+  strip_prefixes=$(for p in "${prefixes[@]}"; do printf 's|%s||g;' "$(sed 's/[][\.*^$|]/\\&/g' <<<"$p")"; done)
   refs=""
   for f in "$bindir"/hpcnn-* $(find "$pkgdatadir" "$docdir" -type f) $(for p in $programs; do echo "$mandir/man1/$p.1"; done); do
-    LC_ALL=C sed "s|$(sed 's/[][\.*^$|]/\\&/g' <<<"$prefix")||g" "$f" 2>/dev/null | grep -qaF "$dir" && refs="$refs $f"
+    LC_ALL=C sed "$strip_prefixes" "$f" 2>/dev/null | grep -qaF "$dir" && refs="$refs $f"
   done
   [ -z "$refs" ] && ok "no installed file names $dir" || failed "installed files name $dir: $refs"
 done
