@@ -347,10 +347,16 @@ struct SweepState {
   bool interrupted = false;
 };
 
-// A point whose timed iterations include outliers (a paused rank) is kept, but not silently.
+// A point whose timed iterations include outliers (a paused rank) is kept, but not silently: a
+// warning when they cost a noticeable share of the point's time (at least 10% and 0.5 s beyond the
+// median pace); the field counts every one, so a few descheduled milliseconds of a busy machine
+// are recorded without a warning on every short run.
 void warn_about_outliers(const char* program, std::size_t number, const Record& r) {
   const double outliers = r.number("outlier_iters").value_or(0);
-  if (outliers <= 0) return;
+  const double n = r.number("iters").value_or(0), mean = r.number("iter_mean_s").value_or(0),
+               median = r.number("iter_median_s").value_or(0);
+  const double lost = (mean - median) * n;
+  if (outliers <= 0 || lost < 0.5 || lost < 0.1 * mean * n) return;
   progress().clear();
   std::fflush(stdout);
   std::fprintf(stderr,
