@@ -150,12 +150,19 @@ TEST(Verdict, BandFromTheReferenceSpread) {
   ref.set("iter_median_s", 0.1);
   ref.set("iter_p5_s", 0.08);
   ref.set("iter_p95_s", 0.12);
-  auto v = compare_points({ref}, {row("lenet5", 8, 68)}, {}, tol);  // -15%: inside +-20%
+  // Time +20% is throughput -1/6 (16.7%): -15% is inside.
+  auto v = compare_points({ref}, {row("lenet5", 8, 68)}, {}, tol);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_NEAR(v[0].band, 0.2, 1e-12);
+  EXPECT_NEAR(v[0].band, 0.2 / 1.2, 1e-12);
   EXPECT_EQ(v[0].band_source, "p5-p95");
   EXPECT_EQ(v[0].verdict, Verdict::Ok);
   v = compare_points({ref}, {row("lenet5", 8, 60)}, {}, tol);  // -25%
+  EXPECT_EQ(v[0].verdict, Verdict::Regression);
+  // A spread wider than the median (p95 = 4x p5) still flags a 10x drop.
+  ref.set("iter_p5_s", 0.05);
+  ref.set("iter_p95_s", 0.5);
+  v = compare_points({ref}, {row("lenet5", 8, 8)}, {}, tol);
+  EXPECT_LT(v[0].band, 1.0);
   EXPECT_EQ(v[0].verdict, Verdict::Regression);
   // A narrow spread does not go below the floor.
   ref.set("iter_p5_s", 0.099);

@@ -176,7 +176,13 @@ std::optional<std::pair<double, std::string>> spread_band(const std::vector<cons
   // the iteration time.
   if (metric == "img_per_s" || metric == "gflops" || metric.rfind("iter_", 0) == 0) {
     const auto p5 = r.number("iter_p5_s"), p95 = r.number("iter_p95_s"), med = r.number("iter_median_s");
-    if (p5 && p95 && med && *med > 0 && *p95 >= *p5) return std::make_pair((*p95 - *p5) / 2.0 / *med, std::string("p5-p95"));
+    if (p5 && p95 && med && *med > 0 && *p95 >= *p5) {
+      const double h = (*p95 - *p5) / 2.0 / *med;  // relative spread of the time
+      // Rates go as 1 / time: a time h slower is a rate h / (1 + h) lower (always below 100%, so a
+      // wide spread still leaves a drop that is flagged).
+      const bool rate = metric == "img_per_s" || metric == "gflops";
+      return std::make_pair(rate ? h / (1.0 + h) : h, std::string("p5-p95"));
+    }
   }
   return std::nullopt;
 }
