@@ -157,9 +157,10 @@ void add_declared_array(const fs::path& file, const std::string& name, const std
   H5Fclose(f);
 }
 
-void result_seeds(const fs::path& fuzz) {
+// The valid result files of the result_file corpus: written into the build folder by `make check`
+// (fuzz/Makefile.inc), not kept in git, where result files are reference results only.
+void result_corpus(const fs::path& corpus) {
   const fs::path tmp = fs::temp_directory_path() / ("hpcnn-make-seeds-" + std::to_string(::getpid()));
-  const fs::path corpus = fuzz / "corpus/result_file", regressions = fuzz / "regressions/result_file";
   write_file(corpus / "one_point.h5", read_file(result_file(tmp, "a", {point("lenet5", 8, {1, 3})})));
   write_file(corpus / "two_points.h5",
              read_file(result_file(tmp, "b", {point("lenet5", 8, {2, 2}), point("resnet18", 16, {1, 1})})));
@@ -168,7 +169,12 @@ void result_seeds(const fs::path& fuzz) {
   Bytes unchecked = read_file(tmp / "a.h5");
   unchecked[0] = 'X';
   write_file(corpus / "header_byte_changed.h5", unchecked);
+  fs::remove_all(tmp);
+}
 
+void result_regressions(const fs::path& fuzz) {
+  const fs::path tmp = fs::temp_directory_path() / ("hpcnn-make-seeds-" + std::to_string(::getpid()));
+  const fs::path regressions = fuzz / "regressions/result_file";
   // Issue 13's hostile arrays, each with a recomputed checksum and with its block's magic broken.
   const struct {
     const char* name;
@@ -210,8 +216,17 @@ void checkpoint_seeds(const fs::path& fuzz) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--result-corpus") {
+    try {
+      result_corpus(argv[2]);
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "make_seeds: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s SRCDIR/fuzz\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SRCDIR/fuzz | --result-corpus DIR\n", argv[0]);
     return 2;
   }
   const fs::path fuzz = argv[1];
@@ -235,7 +250,7 @@ int main(int argc, char** argv) {
                args({"--seed", "9000000000000000000", "--momentum", "0.5", "--layout", "nhwc", "--iters", "1e3"}));
     write_file(fuzz / "corpus/options/bad_value.args", args({"--batch", "64,,8", "--output"}));
 
-    result_seeds(fuzz);
+    result_regressions(fuzz);
     checkpoint_seeds(fuzz);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());

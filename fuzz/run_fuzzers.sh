@@ -36,7 +36,8 @@ for t in "${targets[@]}"; do
   dir=$work/$t
   rm -rf "$dir/seeds" "$dir/findings"
   mkdir -p "$dir/corpus" "$dir/seeds" "$dir/findings"
-  for f in "$srcdir/fuzz/corpus/$t"/* "$srcdir/fuzz/regressions/$t"/*; do
+  # fuzz/generated/TARGET: seeds written by make check into the build folder (fuzz/Makefile.inc).
+  for f in "$srcdir/fuzz/corpus/$t"/* "fuzz/generated/$t"/* "$srcdir/fuzz/regressions/$t"/*; do
     [ -f "$f" ] || continue
     case "$f" in "$srcdir/fuzz/regressions/"*)
       grep -qxF "$t/$(basename "$f")" <<<"$known" && continue ;;

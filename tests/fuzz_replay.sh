@@ -25,14 +25,16 @@ fi
 
 for t in "${targets[@]}"; do
   inputs=() expected_failures=()
-  for f in "$fuzz/corpus/$t"/* "$fuzz/regressions/$t"/*; do
+  # fuzz/generated/TARGET: seeds make check wrote into the build folder (the result files).
+  for f in "$fuzz/corpus/$t"/* "fuzz/generated/$t"/* "$fuzz/regressions/$t"/*; do
     [ -f "$f" ] || continue
     case "$f" in "$fuzz/regressions/"*)
       if grep -qxF "$t/$(basename "$f")" <<<"$known"; then expected_failures+=("$f"); continue; fi ;;
     esac
     inputs+=("$f")
   done
-  [ $(ls "$fuzz/corpus/$t" | wc -l) -gt 0 ] || { echo "FAIL: fuzz/corpus/$t has no seeds"; fail=1; }
+  [ "$(find "$fuzz/corpus/$t" "fuzz/generated/$t" -type f ! -name .stamp 2>/dev/null | wc -l)" -gt 0 ] ||
+    { echo "FAIL: fuzz/corpus/$t and fuzz/generated/$t have no seeds"; fail=1; }
   echo "=== $t: ${#inputs[@]} inputs, ${#expected_failures[@]} known failures"
   timeout 600 "./fuzz/replay_$t" --timeout 30 "${inputs[@]}" > "$out/$t.log" 2>&1
   status=$?
