@@ -269,7 +269,11 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
   WorkerObserver observer(exchange);
   const PointError error =
       loop.run(net, [&](int k) { return BatchView{data.images(k), data.labels(k), mp.batch}; }, &observer);
-  if (error.status == PointStatus::Interrupted) return WorkerTimes{{}, {}, -1, 0, {}, error.reason};
+  if (error.status == PointStatus::Interrupted) {
+    WorkerTimes stopped;
+    stopped.interrupted = error.reason;
+    return stopped;
+  }
   if (!error.none()) throw RuntimeError(error.reason);  // not the user's data: ends the job
   WorkerTimes t;
   t.phases = loop.series();
