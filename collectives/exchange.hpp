@@ -49,6 +49,11 @@ struct ExchangeSetup {
   OptimizerSettings optimizer;
   Backend* backend = nullptr;          // runs the optimizer (workers, or servers for their shard)
   ExchangeMemory memory = ExchangeMemory::Host;  // choose_exchange_memory(scheme, *backend)
+  // Parameter servers: has this process received a stop signal? Asked by every worker before each
+  // step's wait and by the first server before each reply; the servers then make one step the
+  // last (stop_agreed). Empty: never. (Allreduce schemes stop through the training loop's
+  // per-iteration agreement instead.)
+  std::function<bool()> stop_signalled;
 };
 
 class Exchange {
@@ -68,6 +73,11 @@ class Exchange {
   // Apply the step: allreduce schemes average the summed gradients and run the optimizer;
   // parameter-server schemes have nothing left to do (the servers updated the weights).
   virtual void update(float* params, float* grads) = 0;
+  // Parameter servers: the step just waited for was this worker's last one, because a stop
+  // signal reached a worker or the first server (ExchangeSetup::stop_signalled): stop before the
+  // next step. ps-sync ends every worker after the same step; ps-async ends each worker after its
+  // next reply. Always false for allreduce schemes.
+  virtual bool stop_agreed() const { return false; }
   // ---- server ----
   virtual void serve() {}
   // Bytes this rank sent and received so far.

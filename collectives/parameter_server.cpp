@@ -9,13 +9,22 @@
 //   ps-async: a server applies each worker's complete push as it arrives (its own gradient, not
 //             averaged) and returns the current weights to that worker only. Staleness of a push =
 //             updates the shard received between that worker's last weights and this push.
-// Message tags: the piece's index within its shard, kWeightsTag, kInitTag.
+// Stopping within a point (a stop signal): a worker that got one asks the first server
+// (kStopRequestTag); from then on that server tags its weights kLastWeightsTag, and a worker that
+// receives such a reply stops after this step. ps-sync: the first server tags every worker's reply
+// of one step, so every worker ends after the same step; ps-async: each worker ends after its next
+// reply. Every worker tells every server when it has finished (kFinishedTag: steps done and
+// whether it asked to stop), so a server knows which posted receives will never be matched and the
+// first server how many stop requests to collect: no message is left unmatched.
+// Message tags: the piece's index within its shard, kWeightsTag, kInitTag, kLastWeightsTag,
+// kStopRequestTag, kFinishedTag.
 // GPU backends (ExchangeMemory::HostStaged): every message is sent from and received into host
 // memory (collectives/staging.hpp): a worker copies each bucket's gradients to the host before
 // pushing it and the received weights to the device after the wait; a server receives, sums and
 // sends on the host and copies to the device only what its optimizer reads and writes.
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <string>
 
 #include "collectives/exchange.hpp"
@@ -30,6 +39,9 @@ namespace {
 
 constexpr int kWeightsTag = 32000;
 constexpr int kInitTag = 32001;
+constexpr int kLastWeightsTag = 32002;  // the weights of the worker's last step
+constexpr int kStopRequestTag = 32003;  // a worker got a stop signal (to the first server)
+constexpr int kFinishedTag = 32004;     // a worker's last step is done: {steps, asked to stop}
 
 struct Piece {
   int bucket = 0;
@@ -42,6 +54,138 @@ int as_int(std::size_t n) {
     throw RuntimeError("parameter server: " + std::to_string(n) + " floats exceed MPI's int count");
   return static_cast<int>(n);
 }
+
+// What a server receives besides the pushes: every worker's notice that it has finished, and on
+// the first server the workers' stop requests; and the receives a finished worker will never
+// match, cancelled. Its request slots are the last kSlots of the server's receive array, so one
+// MPI_Waitany covers pushes and control messages.
+class Control {
+ public:
+  static constexpr std::size_t kSlots = 2;
+  // first_server: the one that decides when the run stops (the others learn it from the workers'
+  // notices); stop_signalled: its own signal check (may be empty).
+  Control(MPI_Comm comm, bool first_server, std::function<bool()> stop_signalled, const std::vector<Piece>& pieces,
+          std::vector<MPI_Request>& recv, std::vector<std::size_t>& missing, Traffic& traffic)
+      : comm_(comm),
+        first_server_(first_server),
+        stop_signalled_(std::move(stop_signalled)),
+        pieces_(pieces),
+        recv_(recv),
+        missing_(missing),
+        traffic_(traffic),
+        finished_(missing.size(), false),
+        notice_slot_(recv.size() - kSlots),
+        request_slot_(recv.size() - kSlots + 1) {
+    post_notice();
+    if (first_server_) post_request();
+  }
+
+  std::size_t finished_count() const { return finished_count_; }
+  // The first worker whose posted push is incomplete and who has not finished, or -1.
+  int waiting_for() const {
+    for (std::size_t w = 0; w < missing_.size(); ++w)
+      if (!finished_[w] && missing_[w] > 0) return static_cast<int>(w);
+    return -1;
+  }
+  // Waits for the next message: a piece of a push (returns its worker, whose missing count is
+  // lowered), or a notice or stop request (handled; returns -1).
+  int next_event(const char* what, int peer) {
+    int index = MPI_UNDEFINED;
+    MPI_Status status;
+    {
+      const activity::WaitScope waiting(what, -1, peer);
+      MPI_Waitany(static_cast<int>(recv_.size()), recv_.data(), &index, &status);
+    }
+    if (index == MPI_UNDEFINED) throw RuntimeError("parameter server: no push left to wait for");
+    const auto slot = static_cast<std::size_t>(index);
+    if (slot == notice_slot_) {
+      worker_finished(static_cast<std::size_t>(status.MPI_SOURCE));
+      return -1;
+    }
+    if (slot == request_slot_) {
+      ++requests_received_;
+      stop_ = true;
+      post_request();
+      return -1;
+    }
+    const std::size_t w = slot / pieces_.size();
+    --missing_[w];
+    return static_cast<int>(w);
+  }
+  // First server: should the replies from now on end their workers' runs? (A request that
+  // arrived, or this process's own signal.) Always false on the other servers.
+  bool stop_decided() {
+    if (!first_server_) return false;
+    int arrived = 0;
+    MPI_Test(&recv_[request_slot_], &arrived, MPI_STATUS_IGNORE);
+    if (arrived) {
+      ++requests_received_;
+      stop_ = true;
+      post_request();
+    }
+    if (!stop_ && stop_signalled_ && stop_signalled_()) stop_ = true;
+    return stop_;
+  }
+  // After the last reply: every worker's notice, every stop request sent (the notices say how
+  // many), then nothing left posted.
+  void finish() {
+    while (finished_count_ < missing_.size()) next_event("parameter-server: workers finishing", -1);
+    while (first_server_ && requests_received_ < requests_sent_) {
+      const activity::WaitScope waiting("parameter-server: stop requests");
+      MPI_Wait(&recv_[request_slot_], MPI_STATUS_IGNORE);
+      ++requests_received_;
+      post_request();
+    }
+    cancel(request_slot_, 0);
+    cancel(notice_slot_, 0);
+  }
+
+ private:
+  void post_notice() {
+    MPI_Irecv(notice_, 2, MPI_INT64_T, MPI_ANY_SOURCE, kFinishedTag, comm_, &recv_[notice_slot_]);
+  }
+  void post_request() {
+    MPI_Irecv(&request_, 1, MPI_INT, MPI_ANY_SOURCE, kStopRequestTag, comm_, &recv_[request_slot_]);
+  }
+  // Its pushes are all in (it waited for every reply before finishing): the receive posted for
+  // its next push will never be matched.
+  void worker_finished(std::size_t w) {
+    if (w >= finished_.size() || finished_[w]) throw RuntimeError("parameter server: unexpected finish notice");
+    finished_[w] = true;
+    ++finished_count_;
+    requests_sent_ += notice_[1];
+    for (std::size_t i = 0; i < pieces_.size(); ++i)
+      cancel(w * pieces_.size() + i, static_cast<std::int64_t>(pieces_[i].count * sizeof(float)));
+    missing_[w] = 0;
+    if (finished_count_ < finished_.size()) post_notice();
+  }
+  // Cancels a posted receive; `bytes` were counted as received when it was posted.
+  void cancel(std::size_t slot, std::int64_t bytes) {
+    MPI_Request& r = recv_[slot];
+    if (r == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&r);
+    MPI_Status status;
+    MPI_Wait(&r, &status);
+    int cancelled = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    if (cancelled) traffic_.received -= bytes;
+  }
+
+  MPI_Comm comm_;
+  bool first_server_;
+  std::function<bool()> stop_signalled_;
+  const std::vector<Piece>& pieces_;
+  std::vector<MPI_Request>& recv_;
+  std::vector<std::size_t>& missing_;
+  Traffic& traffic_;
+  std::vector<bool> finished_;
+  std::size_t finished_count_ = 0;
+  std::size_t notice_slot_, request_slot_;
+  std::int64_t notice_[2] = {0, 0};  // steps done, asked to stop (0/1)
+  int request_ = 0;
+  bool stop_ = false;
+  std::int64_t requests_sent_ = 0, requests_received_ = 0;
+};
 
 class ParameterServer : public Exchange {
  public:
@@ -60,6 +204,10 @@ class ParameterServer : public Exchange {
       throw SettingError("ps_servers", std::to_string(servers_),
                          "the parameter server needs 1 <= servers < ranks (" + std::to_string(size_) + " ranks)");
     worker_count_ = size_ - servers_;
+    // Every server must receive something each step: it answers the pushes it gets.
+    if (s.param_count < static_cast<std::size_t>(servers_))
+      throw SettingError("ps_servers", std::to_string(servers_),
+                         "more parameter servers than parameters (" + std::to_string(s.param_count) + ")");
     MPI_Comm_dup(s.world, &comm_);
     const bool worker = rank_ < worker_count_;
     MPI_Comm split = MPI_COMM_NULL;
@@ -113,21 +261,31 @@ class ParameterServer : public Exchange {
     MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE);
   }
   void wait(float* params, float*) override {
-    // Posted only now: backward has finished reading the weights it received last step.
+    ask_to_stop_if_signalled();
+    // Posted only now: backward has finished reading the weights it received last step. Any tag:
+    // servers send a worker nothing but weights, tagged kLastWeightsTag on its last step.
+    const std::size_t first_weights = requests_.size();
     for (int k = 0; k < servers_; ++k) {
       requests_.push_back(MPI_REQUEST_NULL);
       const std::size_t n = shard_hi_[k] - shard_lo_[k];
-      MPI_Irecv(params_.host(params) + shard_lo_[k], as_int(n), MPI_FLOAT, server_rank(k), kWeightsTag, comm_, &requests_.back());
+      MPI_Irecv(params_.host(params) + shard_lo_[k], as_int(n), MPI_FLOAT, server_rank(k), MPI_ANY_TAG, comm_,
+                &requests_.back());
       traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     }
+    std::vector<MPI_Status> statuses(requests_.size());
     {
       const activity::WaitScope waiting("parameter-server pull", -1, servers_ == 1 ? server_rank(0) : -1);
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
     }
+    for (std::size_t i = first_weights; i < statuses.size(); ++i)
+      if (statuses[i].MPI_TAG == kLastWeightsTag) stop_agreed_ = true;
     requests_.clear();
     params_.push(params, 0, setup_.param_count);
+    ++steps_done_;
+    if (stop_agreed_ || steps_done_ == setup_.steps) announce_finished();
   }
   void update(float*, float*) override {}
+  bool stop_agreed() const override { return stop_agreed_; }
 
   // ---- server ----
   void serve() override {
@@ -151,8 +309,11 @@ class ParameterServer : public Exchange {
     Optimizer optimizer(backend, n, setup_.optimizer);
     const auto workers = static_cast<std::size_t>(worker_count_);
     std::vector<std::vector<float>> grads(workers, std::vector<float>(n));
-    std::vector<MPI_Request> recv(workers * pieces.size(), MPI_REQUEST_NULL);
+    // Each worker's pieces, then the control messages' two slots (Control): one array, one Waitany.
+    std::vector<MPI_Request> recv(workers * pieces.size() + Control::kSlots, MPI_REQUEST_NULL);
+    std::vector<std::size_t> missing(workers, 0);  // pieces of the posted push not yet arrived
     auto post = [&](std::size_t w) {
+      missing[w] = pieces.size();
       for (std::size_t i = 0; i < pieces.size(); ++i) {
         const Piece& p = pieces[i];
         MPI_Irecv(grads[w].data() + (p.offset - lo), as_int(p.count), MPI_FLOAT, static_cast<int>(w), p.tag, comm_,
@@ -173,18 +334,24 @@ class ParameterServer : public Exchange {
       backend.synchronize();
       weights_view.pull(weights.get(), 0, n);
     };
-    auto send_weights = [&](std::size_t w) {
-      MPI_Send(host_weights, as_int(n), MPI_FLOAT, static_cast<int>(w), kWeightsTag, comm_);
+    auto send_weights = [&](std::size_t w, int tag) {
+      MPI_Send(host_weights, as_int(n), MPI_FLOAT, static_cast<int>(w), tag, comm_);
       traffic_.sent += static_cast<std::int64_t>(n * sizeof(float));
     };
+    Control control(comm_, k == 0, setup_.stop_signalled, pieces, recv, missing, traffic_);
     if (!async_) {
       const float scale = 1.0f / static_cast<float>(worker_count_);
       for (std::int64_t step = 0; step < setup_.steps; ++step) {
         for (std::size_t w = 0; w < workers; ++w) post(w);
-        // Worker by worker (the same wait as one MPI_Waitall), so a hang names the worker.
-        for (std::size_t w = 0; w < workers; ++w) {
-          const activity::WaitScope waiting("parameter-server push", -1, static_cast<int>(w));
-          MPI_Waitall(static_cast<int>(pieces.size()), recv.data() + w * pieces.size(), MPI_STATUSES_IGNORE);
+        // Every worker's pieces, or every worker's notice that it has finished (a stop). A hang
+        // names the first worker still missing.
+        for (int w = control.waiting_for(); w >= 0; w = control.waiting_for())
+          control.next_event("parameter-server push", w);
+        if (control.finished_count() > 0) {
+          if (control.finished_count() < workers)
+            throw RuntimeError("parameter server: the workers did not stop after the same step (" +
+                               std::to_string(step) + " done)");
+          break;
         }
         float* acc = grads_view.host(step_grads.get());  // summed in place: apply() copies nothing
         std::copy(grads[0].begin(), grads[0].end(), acc);
@@ -192,44 +359,51 @@ class ParameterServer : public Exchange {
           for (std::size_t i = 0; i < n; ++i) acc[i] += grads[w][i];
         for (std::size_t i = 0; i < n; ++i) acc[i] *= scale;
         apply(acc);
-        for (std::size_t w = 0; w < workers; ++w) send_weights(w);
+        const int tag = control.stop_decided() ? kLastWeightsTag : kWeightsTag;  // one decision per step
+        for (std::size_t w = 0; w < workers; ++w) send_weights(w, tag);
       }
+      control.finish();
       return;
     }
     // Asynchronous: every worker's next push is always posted; apply whichever completes first.
     std::vector<std::int64_t> remaining(workers, setup_.steps), sent_version(workers, 0);
-    std::vector<std::size_t> missing(workers, pieces.size());
     std::int64_t version = 0;
     for (std::size_t w = 0; w < workers; ++w)
       if (setup_.steps > 0) post(w);
-    std::int64_t pushes_left = setup_.steps * static_cast<std::int64_t>(workers);
-    while (pushes_left > 0) {
-      std::size_t w = 0;
-      if (!pieces.empty()) {
-        int index = MPI_UNDEFINED;
-        const activity::WaitScope waiting("parameter-server push (any worker)");
-        MPI_Waitany(static_cast<int>(recv.size()), recv.data(), &index, MPI_STATUS_IGNORE);
-        if (index == MPI_UNDEFINED) throw RuntimeError("parameter server: no push left to wait for");
-        w = static_cast<std::size_t>(index) / pieces.size();
-        if (--missing[w] > 0) continue;
-      } else {
-        while (remaining[w] == 0) ++w;  // an empty shard: nothing to receive, answer in turn
-      }
+    while (control.finished_count() < workers) {
+      const int arrived = control.next_event("parameter-server push (any worker)", -1);
+      if (arrived < 0 || missing[static_cast<std::size_t>(arrived)] > 0) continue;
+      const auto w = static_cast<std::size_t>(arrived);
       staleness_.push_back(static_cast<double>(version - sent_version[w]));
       apply(grads[w].data());
       ++version;
-      send_weights(w);
+      send_weights(w, control.stop_decided() ? kLastWeightsTag : kWeightsTag);
       sent_version[w] = version;
-      --pushes_left;
-      missing[w] = pieces.size();
       if (--remaining[w] > 0) post(w);
     }
+    control.finish();
   }
   Traffic traffic() const override { return traffic_; }
   std::vector<double> staleness() const override { return staleness_; }
 
  private:
   int server_rank(int k) const { return worker_count_ + k; }
+  // Worker: a stop signal here asks the first server to end the run (once).
+  void ask_to_stop_if_signalled() {
+    if (request_sent_ || stop_agreed_ || !setup_.stop_signalled || !setup_.stop_signalled()) return;
+    requests_.push_back(MPI_REQUEST_NULL);
+    MPI_Isend(&stop_request_, 1, MPI_INT, server_rank(0), kStopRequestTag, comm_, &requests_.back());
+    request_sent_ = true;
+  }
+  // Worker, after its last step: every server learns it will push no more.
+  void announce_finished() {
+    finished_notice_[0] = steps_done_;
+    finished_notice_[1] = request_sent_ ? 1 : 0;
+    for (int k = 0; k < servers_; ++k) {
+      requests_.push_back(MPI_REQUEST_NULL);
+      MPI_Isend(finished_notice_, 2, MPI_INT64_T, server_rank(k), kFinishedTag, comm_, &requests_.back());
+    }
+  }
   ExchangeSetup setup_;
   bool async_, staged_;
   Staging params_, grads_;  // workers' host views of the parameter and gradient buffers
@@ -241,6 +415,11 @@ class ParameterServer : public Exchange {
   std::vector<MPI_Request> requests_;
   Traffic traffic_;
   std::vector<double> staleness_;
+  // Worker: steps waited for, whether it asked to stop, whether its last reply said "last".
+  std::int64_t steps_done_ = 0;
+  bool request_sent_ = false, stop_agreed_ = false;
+  int stop_request_ = 1;                        // the stop request's body
+  std::int64_t finished_notice_[2] = {0, 0};    // the finish notice's body
 };
 
 }  // namespace

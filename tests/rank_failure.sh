@@ -4,8 +4,8 @@
 #  - a rank stopped (SIGSTOP) in a timed iteration, or a parameter server stopped before its
 #    point's set-up: the watchdog (--timeout 3) ends the job within the bound, exit 1, with ONE
 #    line naming the operation and the rank that did not arrive; no result file, no temporary;
-#  - a stop signal to one rank of an hpcnn-scale ring point ends it at the next iteration on every
-#    rank (exit 75), not at the end of its 100000 iterations;
+#  - a stop signal to one rank of an hpcnn-scale ring, ps-sync or ps-async point ends it within a
+#    few iterations on every rank (exit 75), not at the end of its 100000 iterations;
 #  - a rank stopped for 2 s and continued: the point completes, but says so (outlier_iters and a
 #    warning), instead of passing as a clean measurement;
 #  - a rank killed (SIGKILL) during set-up, a timed iteration, the exchange, and rank 0 killed
@@ -68,6 +68,12 @@ check "a stopped server: no result file or temporary" clean server
 job signal 3 usr1,iteration,5,1 --batch 16 --exchange ring --iters 100000 --timeout 20 --run-id sig
 check "SIGUSR1 to rank 1 in a 100000-iteration point: exit 75 within ${BOUND} s (${elapsed} s)" \
   eval '[ $status = 75 ] && within_bound && names "interrupted by signal 10"'
+for scheme in ps-sync ps-async; do  # 2 workers and a server: the server ends the run
+  job "signal-$scheme" 3 usr1,iteration,5,1 --batch 16 --exchange $scheme --ps-servers 1 --iters 100000 --timeout 20 \
+    --run-id "sig-$scheme"
+  check "SIGUSR1 to worker 1 of a 100000-iteration $scheme point: exit 75 within ${BOUND} s (${elapsed} s)" \
+    eval '[ $status = 75 ] && within_bound && names "interrupted by signal 10"'
+done
 
 # ---- a pause that ends: the point says so --------------------------------------------------------
 HPCNN_TEST_FAULT=stop,iteration,8,1 mpirun -np 2 --oversubscribe "${scale[@]}" --batch 16 --exchange ring --iters 30 --timeout 0 \

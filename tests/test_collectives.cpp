@@ -8,6 +8,8 @@
 //   - P ranks x batch B match one rank with batch P x B after N steps (lenet5: no batch norm,
 //     whose statistics would be per rank), for every allreduce scheme and for ps-sync;
 //   - ps-async with 3 workers and 1 server lowers the loss (at -np 4);
+//   - a stop signal on one worker or on the first server ends a parameter-server run early on
+//     every worker (ps-sync: after the same step), and the servers return (no hang);
 //   - host staging (how GPU gradients reach host-memory schemes) changes nothing: the staged
 //     exchanges train bit-identically to the host ones on a CPU backend, whose "device" copies are
 //     plain copies; Staging's ranges, and the memory choice for CPU backends.
@@ -165,6 +167,85 @@ TEST(Training, ParameterServerAsyncLowersTheLossWithThreeWorkersAndOneServer) {
                 before_max, mean_after);
   EXPECT_LT(mean_after, 0.95 * before_max);
   EXPECT_EQ(bad, 0);
+}
+
+namespace {
+
+// Steps a worker took before the servers ended the run (-1 on servers): a stop signal "arrives"
+// on world rank `signalled` once this rank has taken `signal_at` steps (servers: at once), through
+// ExchangeSetup::stop_signalled; the worker loop stops when Exchange::stop_agreed says so.
+std::int64_t steps_until_stopped(const std::string& scheme, int servers, int signalled, std::int64_t planned,
+                                 std::int64_t signal_at) {
+  TrainCase c;
+  c.batch = 2;
+  auto backend = case_backend(c);
+  const Graph g = lenet(c);
+  const GradientBuckets buckets(g, 0.01 * 1024 * 1024);
+  ExchangeSetup s;
+  s.servers = servers;
+  s.param_count = g.param_count();
+  s.buckets = &buckets;
+  s.steps = planned;
+  s.optimizer = c.opt;
+  s.optimizer.lr = 0.001f;
+  s.backend = backend.get();
+  s.memory = choose_exchange_memory(find_exchange(scheme), *backend);
+  std::int64_t taken = 0;
+  const bool server_rank = world_rank() >= world_size() - servers;
+  s.stop_signalled = [&] { return world_rank() == signalled && (server_rank || taken >= signal_at); };
+  auto ex = find_exchange(scheme).make_exchange(s);
+  if (!ex->is_worker()) {
+    ex->serve();
+    return -1;
+  }
+  int w = 0;
+  MPI_Comm_rank(ex->workers(), &w);
+  NetworkOptions o;
+  o.batch = c.batch;
+  o.seed = c.seed;
+  Network net(*backend, g, o);
+  BigBatches data(c, ex->worker_count());
+  ex->init(net.params());
+  while (taken < planned && !ex->stop_agreed()) {
+    const int k = static_cast<int>(taken);
+    net.set_input(data.images(k, w, c.batch), data.labels(k, w, c.batch));
+    net.forward();
+    net.backward(&buckets, [&](int b) {
+      ex->start_bucket(b, net.params(), net.grads());
+      ex->progress();
+    });
+    ex->wait(net.params(), net.grads());
+    ex->update(net.params(), net.grads());
+    ++taken;
+  }
+  return taken;
+}
+
+}  // namespace
+
+TEST(ParameterServer, AStopSignalOnAWorkerOrTheFirstServerEndsEveryWorkerEarly) {
+  if (world_size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  constexpr std::int64_t kPlanned = 100000, kSignalAt = 3;
+  for (const std::string scheme : {"ps-sync", "ps-async"})
+    for (int servers = 1; servers <= std::min(2, world_size() - 1); ++servers) {
+      const int workers = world_size() - servers;
+      for (const int signalled : {workers - 1, workers}) {  // the last worker, the first server
+        const std::int64_t taken = steps_until_stopped(scheme, servers, signalled, kPlanned, kSignalAt);
+        const bool worker = taken >= 0;
+        std::int64_t most = 0, least = kPlanned, mine_least = worker ? taken : kPlanned;
+        MPI_Allreduce(&taken, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine_least, &least, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+        if (world_rank() == 0)
+          std::printf("[ rule ] %s, %d servers, signal on rank %d after %lld steps: workers stopped after %lld-%lld "
+                      "of %lld steps\n",
+                      scheme.c_str(), servers, signalled, static_cast<long long>(kSignalAt),
+                      static_cast<long long>(least), static_cast<long long>(most), static_cast<long long>(kPlanned));
+        // Every worker stopped long before the planned end (the servers answer within a few steps).
+        EXPECT_LT(most, kPlanned) << scheme << " " << servers << " servers, signal on rank " << signalled;
+        if (signalled < workers) EXPECT_GT(least, kSignalAt) << scheme << ": stopped before the signal";
+        if (scheme == "ps-sync") EXPECT_EQ(least, most) << "ps-sync workers stopped after different steps";
+      }
+    }
 }
 
 TEST(Staging, DisabledIsTheBufferItselfAndEnabledCopiesExactlyTheRange) {

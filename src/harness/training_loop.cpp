@@ -111,7 +111,8 @@ PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& 
   const int total = settings_.warmup + settings_.iters;
   constexpr int kFailed = 1, kStop = 2;
   for (int k = 0; k < total; ++k) {
-    const int flags = agree_flags((error.none() ? 0 : kFailed) | (settings_.stop_on_signal && stop_signal() ? kStop : 0));
+    const bool stop = (settings_.stop_on_signal && stop_signal()) || (sync_ && sync_->stop_agreed());
+    const int flags = agree_flags((error.none() ? 0 : kFailed) | (stop ? kStop : 0));
     if (flags & kFailed) break;
     if (flags & kStop) {
       error = {PointStatus::Interrupted, "interrupted by a signal at iteration " + std::to_string(k + 1)};

@@ -61,6 +61,9 @@ class GradientSync {
   virtual double wait(Network& /*net*/, const StepStats& local) { return local.loss; }
   // The update phase: apply the gradients in net.grads() to `params`.
   virtual void update(float* params, Network& net) = 0;
+  // The partners have agreed that the step just taken is this rank's last (a stop signal
+  // somewhere; hpcnn-scale's parameter servers): run() stops before the next step, Interrupted.
+  virtual bool stop_agreed() { return false; }
 };
 
 // One rank alone: the optimizer applied to its own gradients.
@@ -85,7 +88,8 @@ struct LoopSettings {
   MPI_Comm agree = MPI_COMM_NULL;
   // A stop signal (harness/signals.hpp) on any rank of `agree` (or this process alone) ends run()
   // at the next iteration boundary with status Interrupted. Off where partners outside `agree`
-  // expect every step (hpcnn-scale's exchanges): the suite runner stops there between points.
+  // expect every step (hpcnn-scale's parameter servers): there the GradientSync says when to stop
+  // (stop_agreed).
   bool stop_on_signal = false;
 };
 

@@ -20,6 +20,7 @@
 #include "harness/rank_series.hpp"
 #include "harness/provenance.hpp"
 #include "harness/resources.hpp"
+#include "harness/signals.hpp"
 #include "harness/suite_runner.hpp"
 #include "harness/synthetic_data.hpp"
 #include "harness/training_loop.hpp"
@@ -195,6 +196,7 @@ class ExchangeSync : public GradientSync {
     return local.loss;
   }
   void update(float* params, Network& net) override { exchange_.update(params, net.grads()); }
+  bool stop_agreed() override { return exchange_.stop_agreed(); }
 
  private:
   Exchange& exchange_;
@@ -259,9 +261,10 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
     local = std::make_unique<Optimizer>(backend, net.param_count(), mp.optimizer);
     sync = std::make_unique<LocalUpdate>(*local);
   }
-  // A stop signal ends an allreduce scheme's loop at the next iteration on every worker together
-  // (all ranks are workers there); parameter servers serve an agreed number of steps, so their
-  // points stop at the next point instead (the suite runner).
+  // A stop signal ends the loop at the next iteration on every worker together: allreduce schemes
+  // (all ranks are workers) agree on it at each iteration; with parameter servers, which expect
+  // an agreed number of steps, the first server decides and each worker learns it from its
+  // weights (Exchange::stop_agreed): after the same step (ps-sync) or its next one (ps-async).
   const bool all_workers = exchange && !sp.scheme->parameter_server;
   const LoopSettings settings{Mode::Train, mp.warmup, mp.iters, false,
                               all_workers ? exchange->workers() : MPI_COMM_NULL, all_workers};
@@ -362,6 +365,7 @@ ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const Gra
   setup.optimizer = sp.mp.optimizer;
   setup.backend = &backend;
   setup.memory = choose_exchange_memory(*sp.scheme, backend);  // UsageError: nccl with a CPU backend
+  setup.stop_signalled = [] { return stop_signal() != 0; };
   return setup;
 }
 
