@@ -402,6 +402,7 @@ TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
     o.seed = 3;
     o.input_grad = true;
     o.fuse_relu = fuse;
+    o.memory_plan = false;  // reads a fused ReLU's output after the step (test_memory_plan: the plan)
     Network net(*backend, g, o);
     Run r;
     for (int step = 0; step < 2; ++step) {  // twice: in-place masking must not leak into the next step
@@ -548,6 +549,7 @@ TEST(Buffers, RunningStatisticsFollowTheMomentumRule) {
   NetworkOptions o;
   o.batch = 4;
   o.seed = 6;
+  o.memory_plan = false;  // reads the convolution's output after forward
   Network net(*backend, g, o);
   ASSERT_EQ(net.buffer_count(), g.buffer_count());
   const Node& node = g.node(bn);

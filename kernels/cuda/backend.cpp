@@ -68,10 +68,15 @@ class CudaBackend final : public Backend {
 
   // ---- memory ----
   void allocate(Tensor& t) override {
-    t.bytes = t.shape.count() * elem_bytes(layout_of(t));
-    t.storage = ctx()->alloc(t.bytes);
+    t.bytes = storage_bytes(t);
+    t.storage = alloc_bytes(t.bytes);
     t.data = static_cast<float*>(t.storage.get());
   }
+  std::size_t storage_bytes(const Tensor& t) const override {
+    return t.shape.count() * elem_bytes(layout_of(t));
+  }
+  // cudaMalloc aligns to 256 bytes at least (the memory plan's offsets keep that alignment).
+  std::shared_ptr<void> alloc_bytes(std::size_t bytes) override { return ctx()->alloc(bytes); }
   std::shared_ptr<float> alloc_floats(std::size_t count) override {
     DeviceBuffer b = ctx()->alloc(count * sizeof(float));
     return std::shared_ptr<float>(b, static_cast<float*>(b.get()));

@@ -52,11 +52,10 @@ class DnnlBackend final : public CpuBackend {
 
   std::string name() const override { return "dnnl"; }
 
-  void allocate(Tensor& t) override {
-    if (!t.layout) return CpuBackend::allocate(t);
-    t.bytes = desc_of(t).get_size();
-    t.storage = aligned_host_alloc(t.bytes);
-    t.data = static_cast<float*>(t.storage.get());
+  // Blocked formats may pad channels: the size is the layout's, not count * 4.
+  std::size_t storage_bytes(const Tensor& t) const override {
+    if (!t.layout) return CpuBackend::storage_bytes(t);
+    return desc_of(t).get_size();
   }
 
   void write_plain(Tensor& t, const float* host_nchw) override {

@@ -86,6 +86,9 @@ class BatchNormOp final : public Op {
     }
   }
 
+  // The src (statistics are its own copies); a fused ReLU's mask is in the workspace, not dst.
+  BackwardReads backward_reads() const override { return {true, false}; }
+
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
     // oneDNN always produces diff_src; without a consumer it goes to a scratch buffer.

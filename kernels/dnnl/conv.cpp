@@ -136,6 +136,9 @@ class ConvOp final : public Op {
     execute(*ctx_, fwd_, args);
   }
 
+  // The src for the weight gradient; the output only for a fused ReLU's mask.
+  BackwardReads backward_reads() const override { return {true, relu_}; }
+
   void backward(const OpContext& x) override {
     const Tensor diff_dst = relu_ ? relu_grad_.run(x) : *x.diff_dst;
     // Weights first: oneDNN's threading keeps the src/diff_dst of the forward hot.

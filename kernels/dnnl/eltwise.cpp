@@ -35,6 +35,8 @@ class EltwiseOp final : public Op {
     execute(*ctx_, fwd_, {{DNNL_ARG_SRC, src_m_.bind(src_)}, {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}});
   }
 
+  BackwardReads backward_reads() const override { return {!tanh_, tanh_}; }  // ReLU: src, tanh: dst
+
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
     if (!ds) return;

@@ -91,6 +91,8 @@ class InnerProductOp final : public Op {
     execute(*ctx_, fwd_, args);
   }
 
+  BackwardReads backward_reads() const override { return {true, relu_}; }  // src; dst: ReLU mask
+
   void backward(const OpContext& x) override {
     memory& diff_dst = diff_dst_m_.bind(diff_dst_plain_.get(relu_ ? relu_grad_.run(x) : *x.diff_dst));
     const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);

@@ -64,6 +64,9 @@ class AddOp final : public Op {
              {DNNL_ARG_DST, dst_m_.bind(x.dst->data)}});
   }
 
+  // A sum's gradient needs neither input; a fused ReLU's mask comes from the output.
+  BackwardReads backward_reads() const override { return {false, relu_}; }
+
   void backward(const OpContext& x) override {
     Tensor g = *x.diff_dst;
     if (relu_) {
@@ -97,6 +100,8 @@ class FlattenOp final : public Op {
   void forward(const OpContext& x) override {
     copy_desc(copier_, x.src[0]->data, desc_of(*x.src[0]), x.dst->data, src_plain_);
   }
+
+  BackwardReads backward_reads() const override { return {false, false}; }  // a copy
 
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
@@ -151,6 +156,8 @@ class DropoutOp final : public Op {
       out[i] = k ? in[i] * scale : 0.0f;
     }
   }
+
+  BackwardReads backward_reads() const override { return {false, false}; }  // its own mask
 
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
@@ -218,6 +225,8 @@ class SoftmaxXentOp final : public Op {
     if (x.loss) *x.loss = static_cast<float>(loss / n_);
     if (x.correct) *x.correct = correct;
   }
+
+  BackwardReads backward_reads() const override { return {false, true}; }  // the probabilities
 
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];

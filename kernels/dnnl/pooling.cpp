@@ -59,6 +59,9 @@ class PoolingOp final : public Op {
     execute(*ctx_, fwd_, args);
   }
 
+  // Max pooling keeps its arg-max in its own workspace; average pooling needs nothing.
+  BackwardReads backward_reads() const override { return {false, false}; }
+
   void backward(const OpContext& x) override {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
     if (!ds) return;

@@ -64,6 +64,12 @@ class Backend {
   // ---- memory (device pointers; host memory on CPU backends) ----
   // Allocate t.bytes for t.shape in t.layout (the backend computes bytes) and set data/storage.
   virtual void allocate(Tensor& t) = 0;
+  // The bytes allocate() would give t (its shape in its layout), without allocating: the
+  // executor's memory plan (memory_plan.hpp) sizes its arena with it.
+  virtual std::size_t storage_bytes(const Tensor& t) const = 0;
+  // One zeroed block of device memory, aligned as allocate() aligns (64 bytes on the host, 256 on
+  // a GPU): the memory plan's arena, cut into tensors at offsets that are multiples of 256.
+  virtual std::shared_ptr<void> alloc_bytes(std::size_t bytes) = 0;
   // Plain zero-initialized float buffer (parameters, gradients, optimizer state), 64-byte aligned.
   virtual std::shared_ptr<float> alloc_floats(std::size_t count) = 0;
   virtual std::shared_ptr<std::int32_t> alloc_ints(std::size_t count) = 0;

@@ -51,11 +51,17 @@ std::shared_ptr<void> aligned_host_alloc(std::size_t bytes) {
 }
 
 void CpuBackend::allocate(Tensor& t) {
-  require_plain(t, "allocate");
-  t.bytes = t.shape.count() * sizeof(float);
-  t.storage = aligned_host_alloc(t.bytes);
+  t.bytes = storage_bytes(t);
+  t.storage = alloc_bytes(t.bytes);
   t.data = static_cast<float*>(t.storage.get());
 }
+
+std::size_t CpuBackend::storage_bytes(const Tensor& t) const {
+  require_plain(t, "storage_bytes");
+  return t.shape.count() * sizeof(float);
+}
+
+std::shared_ptr<void> CpuBackend::alloc_bytes(std::size_t bytes) { return aligned_host_alloc(bytes); }
 
 std::shared_ptr<float> CpuBackend::alloc_floats(std::size_t count) {
   std::shared_ptr<void> base = aligned_host_alloc(count * sizeof(float));

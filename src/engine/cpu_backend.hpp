@@ -10,7 +10,9 @@ namespace hpcnn {
 
 class CpuBackend : public Backend {
  public:
-  void allocate(Tensor& t) override;  // plain layout: count * sizeof(float)
+  void allocate(Tensor& t) override;  // storage_bytes from alloc_bytes
+  std::size_t storage_bytes(const Tensor& t) const override;  // plain layout: count * sizeof(float)
+  std::shared_ptr<void> alloc_bytes(std::size_t bytes) override;  // aligned_host_alloc
   std::shared_ptr<float> alloc_floats(std::size_t count) override;
   std::shared_ptr<std::int32_t> alloc_ints(std::size_t count) override;
   void copy_to_device(void* dst, const void* host_src, std::size_t bytes) override;
@@ -26,7 +28,8 @@ class CpuBackend : public Backend {
   std::unique_ptr<Timer> make_timer() override;
 };
 
-// 64-byte aligned, zeroed host allocation shared by CPU backends.
+// 64-byte aligned, zeroed host allocation shared by CPU backends (the memory plan's offsets are
+// multiples of 256, so every tensor in its arena stays 64-byte aligned).
 std::shared_ptr<void> aligned_host_alloc(std::size_t bytes);
 
 }  // namespace hpcnn

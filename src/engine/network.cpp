@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/rng.hpp"
+#include "engine/memory_plan.hpp"
 
 namespace hpcnn {
 
@@ -25,6 +26,9 @@ struct Network::Impl {
   std::vector<int> fused_into;  // [node] for such a ReLU or BatchNorm: the node whose op computes it
   std::vector<bool> hidden;     // [node] output never materialized (before the last fused node)
   std::vector<bool> diff_shared;  // [node] its gradient buffer is another node's too
+  std::vector<int> diff_owner;    // [node] the node whose gradient tensor is this node's, or -1
+  std::shared_ptr<void> arena;    // the memory plan's block (NetworkOptions::memory_plan)
+  std::vector<bool> act_kept, grad_kept;  // [node] output / gradient readable after a step
   std::shared_ptr<std::int32_t> labels;
   std::unique_ptr<Timer> timer;
   std::vector<std::size_t> profile_fwd, profile_bwd;  // [node] index into profile_, or npos
@@ -90,8 +94,8 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   s.ops.resize(count);
   s.acts.resize(count);
   s.src.resize(count);
-  const bool train = options_.mode == Mode::Train;
 
+  // The network input is written by set_input at any time: outside the plan, always allocated.
   Shape in = graph_.input_shape();
   in.n = options_.batch;
   s.acts[0].shape = in;
@@ -100,78 +104,25 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   s.bn_of.assign(count, 0);
   s.fused_into.assign(count, 0);
   s.hidden.assign(count, false);
+  // Ops first (they choose shapes and layouts), memory afterwards, when every lifetime is known.
   for (std::size_t i = 1; i < count; ++i) {
     for (int j : nodes[i].inputs) s.src[i].push_back(&s.acts[static_cast<std::size_t>(j)]);
-    if (s.fused_into[i]) {  // computed by an earlier node's op, into that op's output: the same tensor
-      s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
+    if (s.fused_into[i]) {  // computed by an earlier node's op, into that op's output: the same
+      s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];  // tensor (storage: later)
       continue;
     }
     if (options_.fuse_relu) s.ops[i] = make_fused(static_cast<int>(i));
     if (!s.ops[i]) s.ops[i] = backend_.make_op(nodes[i], s.src[i], options_.mode, s.acts[i]);
-    backend_.allocate(s.acts[i]);
   }
 
   params_ = backend_.alloc_floats(std::max<std::size_t>(graph_.param_count(), 1));
   buffers_ = backend_.alloc_floats(std::max<std::size_t>(graph_.buffer_count(), 1));
   if (graph_.has_loss()) s.labels = backend_.alloc_ints(static_cast<std::size_t>(options_.batch));
-
-  if (train) {
+  if (options_.mode == Mode::Train) {
     grads_ = backend_.alloc_floats(std::max<std::size_t>(graph_.param_count(), 1));
-    s.diffs.resize(count);
-    s.scratch.resize(count);
-    s.diff_src.resize(count);
-    s.accumulate_into.resize(count);
-    s.diff_shared.assign(count, false);
-    std::vector<bool> written(count, false);
-    // Reverse order: the first consumer to run backward writes the gradient, later ones write to
-    // scratch and are summed in.
-    for (std::size_t i = count - 1; i >= 1; --i) {
-      const Node& node = nodes[i];
-      if (node.kind != OpKind::SoftmaxCrossEntropy || i != count - 1) {
-        // An output read only by an Add has the Add's output gradient: share that buffer, so the
-        // Add's backward has nothing to copy for this input (ops skip a copy onto itself).
-        const std::vector<int> users = graph_.consumers(static_cast<int>(i));
-        const auto k = users.size() == 1 ? static_cast<std::size_t>(users[0]) : 0;
-        if (s.relu_of[i]) {
-          // A fused op's output gradient is the one with respect to its ReLU's output.
-          s.diffs[i] = s.diffs[static_cast<std::size_t>(s.relu_of[i])];
-        } else if (k && nodes[k].kind == OpKind::Add && s.diffs[k].data &&
-                   s.acts[k].layout == s.acts[i].layout && s.acts[k].shape == s.acts[i].shape) {
-          s.diffs[i] = s.diffs[k];
-          s.diff_shared[i] = s.diff_shared[k] = true;
-        } else {
-          s.diffs[i].shape = s.acts[i].shape;
-          s.diffs[i].layout = s.acts[i].layout;
-          backend_.allocate(s.diffs[i]);
-        }
-      }
-      if (s.fused_into[i]) continue;  // its backward is part of its input's op
-      for (int j : node.inputs) {
-        const auto ju = static_cast<std::size_t>(j);
-        if (j == 0 && !options_.input_grad) {
-          s.diff_src[i].push_back(nullptr);
-          continue;
-        }
-        if (ju == 0 && !s.diffs[0].data) {
-          s.diffs[0].shape = s.acts[0].shape;
-          s.diffs[0].layout = s.acts[0].layout;
-          backend_.allocate(s.diffs[0]);
-        }
-        if (!written[ju]) {
-          written[ju] = true;
-          s.diff_src[i].push_back(&s.diffs[ju]);
-        } else {
-          if (!s.scratch[ju].data) {
-            s.scratch[ju].shape = s.acts[ju].shape;
-            s.scratch[ju].layout = s.acts[ju].layout;
-            backend_.allocate(s.scratch[ju]);
-          }
-          s.diff_src[i].push_back(&s.scratch[ju]);
-          s.accumulate_into[i].push_back(j);
-        }
-      }
-    }
+    route_gradients();
   }
+  allocate_tensors();
 
   if (options_.profile_ops) {
     s.timer = backend_.make_timer();
@@ -181,7 +132,205 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   init_buffers();
 }
 
+void Network::route_gradients() {
+  Impl& s = *impl_;
+  const auto& nodes = graph_.nodes();
+  const std::size_t count = nodes.size();
+  s.diffs.resize(count);
+  s.scratch.resize(count);
+  s.diff_src.resize(count);
+  s.accumulate_into.resize(count);
+  s.diff_shared.assign(count, false);
+  s.diff_owner.assign(count, -1);
+  std::vector<bool> written(count, false);
+  auto own_gradient = [&](std::size_t i) {
+    s.diff_owner[i] = static_cast<int>(i);
+    s.diffs[i].shape = s.acts[i].shape;
+    s.diffs[i].layout = s.acts[i].layout;
+  };
+  // Reverse order: the first consumer to run backward writes the gradient, later ones write to
+  // scratch and are summed in.
+  for (std::size_t i = count - 1; i >= 1; --i) {
+    const Node& node = nodes[i];
+    if (node.kind != OpKind::SoftmaxCrossEntropy || i != count - 1) {
+      // An output read only by an Add has the Add's output gradient: share that buffer, so the
+      // Add's backward has nothing to copy for this input (ops skip a copy onto itself).
+      const std::vector<int> users = graph_.consumers(static_cast<int>(i));
+      const auto k = users.size() == 1 ? static_cast<std::size_t>(users[0]) : 0;
+      if (s.relu_of[i]) {
+        // A fused op's output gradient is the one with respect to its ReLU's output.
+        s.diff_owner[i] = s.diff_owner[static_cast<std::size_t>(s.relu_of[i])];
+      } else if (k && nodes[k].kind == OpKind::Add && s.diff_owner[k] >= 0 &&
+                 s.acts[k].layout == s.acts[i].layout && s.acts[k].shape == s.acts[i].shape) {
+        s.diff_owner[i] = s.diff_owner[k];
+        s.diff_shared[i] = s.diff_shared[k] = true;
+      } else {
+        own_gradient(i);
+      }
+    }
+    if (s.fused_into[i]) continue;  // its backward is part of its input's op
+    for (int j : node.inputs) {
+      const auto ju = static_cast<std::size_t>(j);
+      if (j == 0 && !options_.input_grad) {
+        s.diff_src[i].push_back(nullptr);
+        continue;
+      }
+      if (ju == 0 && s.diff_owner[0] < 0) own_gradient(0);
+      if (!written[ju]) {
+        written[ju] = true;
+        s.diff_src[i].push_back(&s.diffs[ju]);
+      } else {
+        s.scratch[ju].shape = s.acts[ju].shape;
+        s.scratch[ju].layout = s.acts[ju].layout;
+        s.diff_src[i].push_back(&s.scratch[ju]);
+        s.accumulate_into[i].push_back(j);
+      }
+    }
+  }
+}
+
 Network::~Network() = default;
+
+// The steps of one training step, in the order they run: forward of node i is step i, backward of
+// node i is step 2 * count - 1 - i; `end` is after the last one (a value kept to `end` stays
+// readable after the step: read_output, read_output_grad).
+struct Network::Steps {
+  int count;
+  bool train;
+  int fwd(int i) const { return i; }
+  int bwd(int i) const { return 2 * count - 1 - i; }
+  int end() const { return train ? 2 * count : count; }
+};
+
+// The node whose op computes `c` (itself, or the op a ReLU or BatchNorm is fused into).
+static int op_node(const std::vector<int>& fused_into, int c) {
+  return fused_into[static_cast<std::size_t>(c)] ? fused_into[static_cast<std::size_t>(c)] : c;
+}
+
+BufferLifetime Network::activation_lifetime(int i, const Steps& t) const {
+  const Impl& s = *impl_;
+  const auto iu = static_cast<std::size_t>(i);
+  // The op's output is also the output of the nodes fused into it.
+  std::vector<int> members = {i};
+  for (int f : {s.bn_of[iu], s.relu_of[iu]})
+    if (f) members.push_back(f);
+  BufferLifetime life{0, t.fwd(i), t.fwd(i)};
+  bool read_at_end = false;
+  for (int m : members) {
+    const std::vector<int> users = graph_.consumers(m);
+    if (users.empty()) read_at_end = true;  // the graph's output (or a dead end): keep it readable
+    for (int c : users) {
+      // The logits (a loss's input, N x classes floats) stay readable too (evaluation, tests).
+      if (graph_.node(c).kind == OpKind::SoftmaxCrossEntropy) read_at_end = true;
+      if (std::find(members.begin(), members.end(), c) != members.end()) continue;
+      const int oc = op_node(s.fused_into, c);
+      life.last = std::max(life.last, t.fwd(oc));
+      if (t.train && s.ops[static_cast<std::size_t>(oc)]->backward_reads().src) life.last = std::max(life.last, t.bwd(oc));
+    }
+  }
+  if (t.train && s.ops[iu]->backward_reads().dst) life.last = std::max(life.last, t.bwd(i));
+  if (read_at_end) life.last = t.end();
+  return life;
+}
+
+BufferLifetime Network::gradient_lifetime(int owner, const Steps& t) const {
+  const Impl& s = *impl_;
+  BufferLifetime life{0, t.end(), -1};
+  auto use = [&](int step) {
+    life.first = std::min(life.first, step);
+    life.last = std::max(life.last, step);
+  };
+  const auto count = static_cast<int>(s.diff_owner.size());
+  for (int m = 1; m < count; ++m) {
+    if (s.diff_owner[static_cast<std::size_t>(m)] != owner) continue;
+    if (m == count - 1 && !graph_.has_loss()) {  // set_output_grad writes it before backward
+      use(0);
+      use(t.end());
+    }
+    // Written by the backward of its consumers (those sharing this buffer write nothing)...
+    for (int c : graph_.consumers(m))
+      if (s.diff_owner[static_cast<std::size_t>(c)] != owner) use(t.bwd(op_node(s.fused_into, c)));
+    // ... and read by its own op's backward.
+    if (s.ops[static_cast<std::size_t>(m)]) use(t.bwd(m));
+  }
+  if (life.last < life.first) life.first = life.last = t.bwd(owner);  // nobody uses it
+  return life;
+}
+
+BufferLifetime Network::scratch_lifetime(int j, const Steps& t) const {
+  const Impl& s = *impl_;
+  BufferLifetime life{0, t.end(), -1};
+  for (std::size_t i = 1; i < s.accumulate_into.size(); ++i)
+    for (int k : s.accumulate_into[i])
+      if (k == j) {  // written by node i's backward and summed into the gradient right after it
+        life.first = std::min(life.first, t.bwd(static_cast<int>(i)));
+        life.last = std::max(life.last, t.bwd(static_cast<int>(i)));
+      }
+  return life;
+}
+
+void Network::allocate_tensors() {
+  Impl& s = *impl_;
+  const std::size_t count = graph_.nodes().size();
+  const Steps steps{static_cast<int>(count), options_.mode == Mode::Train};
+  // Every buffer the executor owns besides the network input and its gradient (always allocated:
+  // set_input and read_input_grad use them at any time).
+  std::vector<Tensor*> tensors;
+  std::vector<BufferLifetime> lives;
+  auto add = [&](Tensor& t, BufferLifetime life) {
+    life.bytes = backend_.storage_bytes(t);
+    tensors.push_back(&t);
+    lives.push_back(life);
+  };
+  for (std::size_t i = 1; i < count; ++i)
+    if (s.ops[i]) add(s.acts[i], activation_lifetime(static_cast<int>(i), steps));
+  if (steps.train) {
+    for (std::size_t i = 1; i < count; ++i)
+      if (s.diff_owner[i] == static_cast<int>(i)) add(s.diffs[i], gradient_lifetime(static_cast<int>(i), steps));
+    for (std::size_t j = 0; j < count; ++j)
+      if (s.scratch[j].shape.count() && std::any_of(s.accumulate_into.begin(), s.accumulate_into.end(), [&](const std::vector<int>& v) { return std::find(v.begin(), v.end(), static_cast<int>(j)) != v.end(); }))
+        add(s.scratch[j], scratch_lifetime(static_cast<int>(j), steps));
+    if (s.diff_owner[0] == 0) backend_.allocate(s.diffs[0]);
+  }
+
+  const MemoryPlan plan = plan_memory(lives);
+  memory_.unplanned_bytes = plan.unplanned_bytes;
+  memory_.bound_bytes = live_bytes_bound(lives);
+  if (options_.memory_plan) {
+    if (const std::string bad = check_plan(lives, plan); !bad.empty())
+      throw std::logic_error("memory plan: " + bad);
+    s.arena = backend_.alloc_bytes(std::max<std::size_t>(plan.arena_bytes, 1));
+    for (std::size_t k = 0; k < tensors.size(); ++k) {
+      tensors[k]->bytes = lives[k].bytes;
+      tensors[k]->storage = s.arena;
+      tensors[k]->data = reinterpret_cast<float*>(static_cast<char*>(s.arena.get()) + plan.offsets[k]);
+    }
+    memory_.planned_bytes = plan.arena_bytes;
+  } else {
+    for (Tensor* t : tensors) backend_.allocate(*t);
+    memory_.planned_bytes = plan.unplanned_bytes;
+  }
+  // What is readable after a step: with the plan, only the values it keeps to the end.
+  s.act_kept.assign(count, true);
+  s.grad_kept.assign(count, true);
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    if (!options_.memory_plan || lives[k].last >= steps.end()) continue;
+    const Tensor* t = tensors[k];
+    if (t >= s.acts.data() && t < s.acts.data() + count) s.act_kept[static_cast<std::size_t>(t - s.acts.data())] = false;
+    if (steps.train && t >= s.diffs.data() && t < s.diffs.data() + count) s.grad_kept[static_cast<std::size_t>(t - s.diffs.data())] = false;
+  }
+  for (std::size_t i = 1; i < count; ++i) {
+    if (s.fused_into[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(s.fused_into[i])];
+    if (steps.train && s.diff_owner[i] >= 0) s.grad_kept[i] = s.grad_kept[static_cast<std::size_t>(s.diff_owner[i])];
+  }
+
+  // The nodes that share another's tensor get its storage now.
+  for (std::size_t i = 1; i < count; ++i)
+    if (s.fused_into[i]) s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
+  if (steps.train)
+    for (std::size_t i = 1; i < count; ++i)
+      if (s.diff_owner[i] >= 0 && s.diff_owner[i] != static_cast<int>(i)) s.diffs[i] = s.diffs[static_cast<std::size_t>(s.diff_owner[i])];
+}
 
 std::unique_ptr<Op> Network::make_fused(int id) {
   Impl& s = *impl_;
@@ -417,8 +566,15 @@ void Network::refuse_hidden(int node, const char* what) const {
                            "' is not kept: a later node is fused into its op (NetworkOptions::fuse_relu)");
 }
 
+void Network::refuse_reused(int node, bool kept, const char* what) const {
+  if (!kept)
+    throw std::logic_error(std::string(what) + ": the buffer of node '" + graph_.node(node).name +
+                           "' is reused once its value is dead (NetworkOptions::memory_plan)");
+}
+
 std::vector<float> Network::read_output(int node) {
   refuse_hidden(node, "read_output");
+  refuse_reused(node, impl_->act_kept.at(static_cast<std::size_t>(node)), "read_output");
   const Tensor& t = impl_->acts.at(static_cast<std::size_t>(node));
   std::vector<float> host(t.shape.count());
   backend_.read_plain(t, host.data());
@@ -442,6 +598,7 @@ std::vector<float> Network::read_output_grad(int node) {
                            graph_.node(impl_->fused_into[static_cast<std::size_t>(node)]).name +
                            "' (NetworkOptions::fuse_relu)");
   const Tensor& t = impl_->diffs.at(static_cast<std::size_t>(node));
+  if (t.data) refuse_reused(node, impl_->grad_kept.at(static_cast<std::size_t>(node)), "read_output_grad");
   if (!t.data) throw std::logic_error("read_output_grad: node " + std::to_string(node) + " has no gradient");
   std::vector<float> host(t.shape.count());
   backend_.read_plain(t, host.data());

@@ -13,6 +13,7 @@
 #include "engine/backend.hpp"
 #include "engine/buckets.hpp"
 #include "engine/graph.hpp"
+#include "engine/memory_plan.hpp"
 
 namespace hpcnn {
 
@@ -27,6 +28,19 @@ struct NetworkOptions {
   // (Backend::make_fused_op). Outputs before the last fused node are then never materialized:
   // read_output/read_output_grad refuse them.
   bool fuse_relu = true;
+  // Liveness-based memory plan (memory_plan.hpp): activations, gradients and gradient scratch
+  // share one arena, a buffer's bytes reused once no later forward or backward reads its value
+  // (Op::backward_reads). read_output/read_output_grad then refuse the values not kept to the end
+  // of the step. false: every buffer on its own (the comparison and the tests' oracle).
+  bool memory_plan = true;
+};
+
+// The bytes of the activations, gradients and gradient scratch the executor owns (the network
+// input and its gradient aside; the ops' own workspaces aside).
+struct ActivationMemory {
+  std::size_t planned_bytes = 0;    // allocated: the plan's arena, or every buffer on its own
+  std::size_t unplanned_bytes = 0;  // every buffer on its own (256-byte aligned)
+  std::size_t bound_bytes = 0;      // the most bytes whose values are live at one step
 };
 
 // Time spent in one op over the calls since the last reset_profile().
@@ -102,14 +116,23 @@ class Network {
   const std::vector<int>& fused_relus() const { return fused_relus_; }
   const std::vector<int>& folded_batch_norms() const { return folded_bns_; }
 
+  const ActivationMemory& activation_memory() const { return memory_; }
+
   // ---- profiling (profile_ops) ----
   const std::vector<OpProfile>& profile() const { return profile_; }
   void reset_profile();
 
  private:
   struct Impl;
+  struct Steps;
   std::unique_ptr<Op> make_fused(int node);  // nullptr: nothing to fuse, or the backend does not
+  void route_gradients();   // which tensor each backward writes, which are summed (no memory yet)
+  void allocate_tensors();  // the memory plan, or a buffer each
+  BufferLifetime activation_lifetime(int node, const Steps& steps) const;
+  BufferLifetime gradient_lifetime(int owner, const Steps& steps) const;
+  BufferLifetime scratch_lifetime(int node, const Steps& steps) const;
   void refuse_hidden(int node, const char* what) const;
+  void refuse_reused(int node, bool kept, const char* what) const;
   Backend& backend_;
   const Graph& graph_;
   NetworkOptions options_;
@@ -119,6 +142,7 @@ class Network {
   std::int64_t correct_ = 0;
   std::vector<OpProfile> profile_;
   std::vector<int> fused_relus_, folded_bns_;
+  ActivationMemory memory_;
   std::unique_ptr<Impl> impl_;
 };
 

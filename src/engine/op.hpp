@@ -64,12 +64,22 @@ struct OpContext {
   int node = 0;
 };
 
+// Which of the executor's activations an op's backward reads (its own copies, workspaces and
+// masks aside). The memory plan (memory_plan.hpp) reuses an activation's bytes once no later
+// forward and no later backward reads it, so an op that answers false must not touch that tensor,
+// nor a pointer into it kept from forward, in backward. The default is the safe answer: both.
+struct BackwardReads {
+  bool src = true;  // OpContext::src (every input), or pointers to them kept from forward
+  bool dst = true;  // OpContext::dst (e.g. a ReLU's mask from its output)
+};
+
 class Op {
  public:
   virtual ~Op() = default;
   virtual void forward(const OpContext& ctx) = 0;
   // Only called for networks created in Mode::Train, after forward of the same step.
   virtual void backward(const OpContext& ctx) = 0;
+  virtual BackwardReads backward_reads() const { return {}; }
 };
 
 }  // namespace hpcnn

@@ -61,6 +61,8 @@ const std::vector<Field>& fields() {
       {"flops_per_image", F, "FLOP",     "%.4g",   "floating-point operations per image (forward, plus backward when training)", Figure, ""},
       {"gflops",          F, "GFLOP/s",  "%.1f",   "achieved rate over all ranks: flops_per_image * img_per_s / 1e9", Figure, ""},
       {"peak_rss_mib",    F, "MiB",      "%.1f",   "peak resident memory, largest over ranks (getrusage; per rank: array peak_rss_mib)", Figure, ""},
+      {"planned_activation_mib", F, "MiB", "%.1f", "activations, gradients and gradient scratch the executor allocates per rank: the memory plan's arena (--memory-plan on), or the sum of the buffers (off); the ops' own workspaces and the weights aside", Figure, ""},
+      {"unplanned_activation_mib", F, "MiB", "%.1f", "the same buffers each on its own (what --memory-plan off allocates)", Figure, ""},
       // hpcnn-scale and hpcnn-allreduce (issue 6)
       {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, nccl, ps-sync, ps-async)", Key, "exchange"},
       {"exchange_memory", S, "",         "%s",     "where the exchange's buffers are: host | device | host-staged (GPU data copied through host memory)", Key, ""},
@@ -173,6 +175,7 @@ const std::vector<Field>& fields() {
       {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)", Key, "precision"},
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics", Key, "cudnn-benchmark"},
       {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them, inference batch norms folded into their conv, where the backend can (--fusion); off: every layer its own operator", Key, "fusion"},
+      {"memory_plan",     S, "",         "%s",     "on: activations and gradients share an arena by liveness (--memory-plan); off: a buffer each", Key, "memory-plan"},
       {"layout",          S, "",         "%s",     "activation layout asked for: auto | nchw | nhwc (GPU backends; the one used is in provenance cuda_layout)", Key, "layout"},
       {"gpu_peak_mib",    F, "MiB",      "%.1f",   "peak device memory of the backend's allocator (activations, weights, workspace), largest over ranks", Figure, ""},
       {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use on the whole GPU at the end of the timed iterations (cudaMemGetInfo), largest over ranks", Figure, ""},

@@ -40,6 +40,10 @@ std::vector<OptionSpec> model_options(Mode mode) {
        "norm is folded into the conv before it, where the backend can (dnnl, cuda); off: every layer its own "
        "operator (the per-layer profile of E9)",
        "on|off"},
+      {"memory-plan", OptType::Choice, true, "on", "LIST",
+       "on: activations and gradients share one arena, a buffer reused once its value is dead (liveness over the "
+       "forward and backward steps); off: every activation and gradient its own buffer (the comparison)",
+       "on|off"},
   };
   if (mode == Mode::Train) {
     specs.push_back({"optimizer", OptType::Choice, true, "sgd", "LIST", "optimizer", "sgd|adam"});
@@ -113,6 +117,7 @@ ModelPoint model_point_without_data(const PointSettings& s, Mode mode) {
   mp.settings.cudnn_benchmark = s.flag("cudnn-benchmark");
   mp.settings.layout = s.str("layout");
   mp.fuse_relu = s.str("fusion") == "on";
+  mp.memory_plan = s.str("memory-plan") == "on";
   mp.act = s.str("act") == "tanh" ? Activation::Tanh : Activation::Relu;
   mp.seed = static_cast<std::uint64_t>(s.integer("seed"));
   if (mode == Mode::Train) {
@@ -214,6 +219,7 @@ NetworkOptions network_options(const ModelPoint& mp, int batch, Mode mode) {
   no.mode = mode;
   no.seed = mp.seed;
   no.fuse_relu = mp.fuse_relu;
+  no.memory_plan = mp.memory_plan;
   return no;
 }
 
@@ -222,6 +228,7 @@ void set_settings_fields(Record& r, const ModelPoint& mp) {
   r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
   r.set("layout", mp.settings.layout);
   r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
+  r.set("memory_plan", std::string(mp.memory_plan ? "on" : "off"));
   r.set("act", std::string(activation_name(mp.act)));
 }
 

@@ -45,6 +45,7 @@ struct ModelPoint {
   int threads = 0;   // 0: the library's default
   BackendSettings settings;  // --precision, --cudnn-benchmark, --layout
   bool fuse_relu = true;     // --fusion (NetworkOptions::fuse_relu)
+  bool memory_plan = true;   // --memory-plan (NetworkOptions::memory_plan)
   Activation act = Activation::Relu;  // --act (lenet5)
   int iters = 0, warmup = 0;
   std::uint64_t seed = 1;

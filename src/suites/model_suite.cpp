@@ -83,6 +83,7 @@ struct RankTimes {
   // GPU energy over the timed iterations of the unprofiled passes (joules; < 0: unknown).
   double energy_j = 0, energy_s = 0;
   double gpu_used_mib = 0;  // device memory in use at the end of the timed iterations, max over passes
+  ActivationMemory activations;  // what the network's executor allocated (the same in every pass)
   std::vector<double> profiled_iter;  // --profile ops: the profiled pass
   OpSums ops;
 };
@@ -222,6 +223,7 @@ PointError run_pass(const MeasuredPoint& point, Backend& backend, const Graph& g
     NetworkOptions nopt = network_options(mp, mp.batch, mp.mode);
     nopt.profile_ops = profiled;
     net = std::make_unique<Network>(backend, graph, nopt);
+    t.activations = net->activation_memory();
     // Generated before timing.
     data = std::make_unique<SyntheticData>(mp.sample, mp.classes, mp.batch, rank_data_seed(mp.seed, rank));
     pinned = std::make_unique<PinnedBatches>(backend, *data, mp);
@@ -288,6 +290,13 @@ void set_timing_fields(Record& r, const PhaseArrays& phases, const Array& peak_r
   r.set("other_s", other_median(phases));
   r.set("phase_gap_max", phase_gap);
   r.set("phase_check", std::string(phase_gap <= kPhaseTolerance ? "ok" : "failed"));
+}
+
+// The executor's activation and gradient bytes (every rank allocates the same).
+void set_activation_fields(Record& r, const ActivationMemory& m) {
+  constexpr double kMiB = 1 << 20;
+  r.set("planned_activation_mib", static_cast<double>(m.planned_bytes) / kMiB);
+  r.set("unplanned_activation_mib", static_cast<double>(m.unplanned_bytes) / kMiB);
 }
 
 // The spread of images/s over the repeats (rank 0).
@@ -423,6 +432,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   set_timing_fields(r, g.phases, g.peak_rss, *graph, mp, size, g.phase_gap);
   set_repeat_fields(out, g.phases.iter, point, size);
   set_usage_fields(r, t.cpu);
+  set_activation_fields(r, t.activations);
   r.set("profile", std::string(point.profile_ops ? "ops" : "none"));
   if (point.profile_ops) set_profile_fields(out, t.ops, g.profiled_iter, r.number("iter_median_s").value_or(0), mp.iters);
   return out;
