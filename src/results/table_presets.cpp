@@ -136,8 +136,8 @@ const std::vector<TablePreset>& table_presets() {
        "median time of each phase of an iteration, and the phase-sum check (paper 003 Figs 4-9)", nullptr},
       {"ops", "model,backend,batch,op,op_calls,op_time_s,op_share,op_flops,op_bytes,op_gflops",
        "time per operator kind per iteration from --profile ops (paper 003 Figs 5, 7, 10)", ops_rows},
-      {"memory", "suite,model,backend,batch,ranks,peak_rss_mib,mem_avg_mib,mem_max_mib",
-       "resident memory per point: peak (getrusage) and sampled average and maximum (paper 000 Fig 2)", nullptr},
+      {"memory", "suite,model,backend,batch,ranks,memory_plan,peak_rss_mib,planned_activation_mib,mem_avg_mib,mem_max_mib",
+       "resident memory per point: peak (getrusage), the executor's planned activations and gradients, sampled average and maximum (paper 000 Fig 2)", nullptr},
       {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",
        "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
       // distributed points (issue 6): hpcnn-allreduce's nccl-tests-like table, hpcnn-scale's
