@@ -66,6 +66,8 @@ class ConvOp final : public Op {
     }
   }
 
+  BackwardReads backward_reads() const override { return {true, false}; }  // the input for the weight gradient
+
   void backward(const OpContext& ctx) override {
     expect(ctx.src[0], in_, name_, "src");
     expect(ctx.diff_dst, out_, name_, "diff_dst");
@@ -161,6 +163,8 @@ class FullyConnectedOp final : public Op {
   }
 
   // dx[N][K] = dy[N][O] * W[O][K];  dW[O][K] = dy^T[O][N] * x[N][K];  db[O] = column sums of dy
+  BackwardReads backward_reads() const override { return {true, false}; }  // the input for the weight gradient
+
   void backward(const OpContext& ctx) override {
     expect(ctx.src[0], in_, name_, "src");
     expect(ctx.diff_dst, out_, name_, "diff_dst");

@@ -21,6 +21,8 @@ class ReluOp final : public Op {
     for (std::size_t i = 0; i < shape_.count(); ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
   }
 
+  BackwardReads backward_reads() const override { return {true, false}; }  // the input decides the mask
+
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     if (!dx_t) return;
@@ -49,6 +51,8 @@ class TanhOp final : public Op {
     float* y = ctx.dst->data;
     for (std::size_t i = 0; i < shape_.count(); ++i) y[i] = static_cast<float>(std::tanh(double(x[i])));
   }
+
+  BackwardReads backward_reads() const override { return {false, true}; }  // 1 - y^2 from the output
 
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];

@@ -73,6 +73,8 @@ class BatchNormOp final : public Op {
 
   // Train mode: with xhat = (x - mean) * inv_std and M = N*H*W values per channel,
   //   dshift = sum dy, dscale = sum dy * xhat, dx = scale * inv_std / M * (M dy - dshift - xhat dscale).
+  BackwardReads backward_reads() const override { return {true, false}; }  // the input (batch statistics are its own)
+
   void backward(const OpContext& ctx) override {
     expect_shape(ctx.src[0], shape_, name_, "src");
     expect_shape(ctx.diff_dst, shape_, name_, "diff_dst");

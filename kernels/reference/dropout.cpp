@@ -37,6 +37,8 @@ class DropoutOp final : public Op {
     }
   }
 
+  BackwardReads backward_reads() const override { return {false, false}; }  // its own mask
+
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     if (!dx_t) return;

@@ -23,6 +23,8 @@ class AddOp final : public Op {
     for (std::size_t i = 0; i < shape_.count(); ++i) y[i] = a[i] + b[i];
   }
 
+  BackwardReads backward_reads() const override { return {false, false}; }  // a sum: copies of diff_dst
+
   void backward(const OpContext& ctx) override {
     expect_shape(ctx.diff_dst, shape_, name_, "diff_dst");
     for (std::size_t k = 0; k < ctx.diff_src.size() && k < 2; ++k) {
@@ -48,6 +50,8 @@ class FlattenOp final : public Op {
     expect_shape(ctx.dst, out_, name_, "dst");
     std::memcpy(ctx.dst->data, ctx.src[0]->data, in_.count() * sizeof(float));
   }
+
+  BackwardReads backward_reads() const override { return {false, false}; }  // a copy
 
   void backward(const OpContext& ctx) override {
     Tensor* dx = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];

@@ -33,6 +33,8 @@ class FullyConnectedOp final : public Op {
       }
   }
 
+  BackwardReads backward_reads() const override { return {true, false}; }  // the input for the weight gradient
+
   void backward(const OpContext& ctx) override {
     expect_shape(ctx.src[0], in_, name_, "src");
     expect_shape(ctx.diff_dst, out_, name_, "diff_dst");

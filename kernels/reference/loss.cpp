@@ -51,6 +51,8 @@ class SoftmaxCrossEntropyOp final : public Op {
     if (ctx.correct) *ctx.correct = correct;
   }
 
+  BackwardReads backward_reads() const override { return {false, true}; }  // the probabilities it wrote
+
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     if (!dx_t) return;

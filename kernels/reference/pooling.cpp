@@ -51,6 +51,8 @@ class MaxPoolOp final : public Op {
           }
   }
 
+  BackwardReads backward_reads() const override { return {false, false}; }  // its own arg-max
+
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
     if (!dx_t) return;
@@ -97,6 +99,8 @@ class AvgPoolOp final : public Op {
             y[o] = static_cast<float>(sum / divisor);
           }
   }
+
+  BackwardReads backward_reads() const override { return {false, false}; }  // nothing but diff_dst
 
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
@@ -146,6 +150,8 @@ class GlobalAvgPoolOp final : public Op {
       y[p] = static_cast<float>(sum / double(hw));
     }
   }
+
+  BackwardReads backward_reads() const override { return {false, false}; }  // nothing but diff_dst
 
   void backward(const OpContext& ctx) override {
     Tensor* dx_t = ctx.diff_src.empty() ? nullptr : ctx.diff_src[0];
