@@ -175,7 +175,7 @@ const std::vector<Field>& fields() {
       {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)", Key, "precision"},
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics", Key, "cudnn-benchmark"},
       {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them, inference batch norms folded into their conv, where the backend can (--fusion); off: every layer its own operator", Key, "fusion"},
-      {"memory_plan",     S, "",         "%s",     "on: activations and gradients share an arena by liveness (--memory-plan); off: a buffer each", Key, "memory-plan"},
+      {"memory_plan",     S, "",         "%s",     "on: activations and gradients share an arena by liveness (--memory-plan); off: a buffer each (a Setting, not a Key: a reference blessed before the plan still matches; the memory figures show it)", Setting, "memory-plan"},
       {"layout",          S, "",         "%s",     "activation layout asked for: auto | nchw | nhwc (GPU backends; the one used is in provenance cuda_layout)", Key, "layout"},
       {"gpu_peak_mib",    F, "MiB",      "%.1f",   "peak device memory of the backend's allocator (activations, weights, workspace), largest over ranks", Figure, ""},
       {"gpu_used_mib",    F, "MiB",      "%.1f",   "device memory in use on the whole GPU at the end of the timed iterations (cudaMemGetInfo), largest over ranks", Figure, ""},
