@@ -74,6 +74,12 @@ void BatchLoader::decode(std::uint32_t index, std::uint64_t epoch, float* out) {
     }
     const int off_y = (s - h) / 2, off_x = (s - w) / 2;
     const std::uint8_t* img = set_.image(index);
+    std::vector<std::uint8_t> raw;
+    if (options_.files) {
+      raw.resize(set_.image_bytes());
+      options_.files->read(index, raw.data());
+      img = raw.data();
+    }
     for (int c = 0; c < channels; ++c) {
       float* plane = dst + std::size_t(c) * s * s;
       const float scale = 1.0f / (255.0f * norm_.stddev[c]), shift = -norm_.mean[c] / norm_.stddev[c];
@@ -143,7 +149,15 @@ void BatchLoader::produce() {
     const std::uint64_t generation = generation_, epoch = epoch_;
     const std::vector<std::uint32_t> indices = batches_[produced_];
     lock.unlock();
-    Batch b = make_batch(epoch, indices);  // the cache is touched by this thread only
+    Batch b;
+    try {
+      b = make_batch(epoch, indices);  // the cache is touched by this thread only
+    } catch (...) {  // a file read failed: next() rethrows it in the consumer
+      lock.lock();
+      error_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
     lock.lock();
     if (generation != generation_) continue;  // a new epoch started meanwhile: drop it
     ready_.push_back(std::move(b));
@@ -161,7 +175,8 @@ Batch BatchLoader::next(double* waited_s) {
   } else {
     std::unique_lock<std::mutex> lock(mutex_);
     if (taken_ >= batches_.size()) throw std::logic_error("BatchLoader::next past the end of the epoch");
-    changed_.wait(lock, [this] { return !ready_.empty(); });
+    changed_.wait(lock, [this] { return !ready_.empty() || error_; });
+    if (ready_.empty()) std::rethrow_exception(error_);
     b = std::move(ready_.front());
     ready_.pop_front();
     ++taken_;

@@ -10,11 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "data/image_set.hpp"
+#include "data/sample_files.hpp"
 
 namespace hpcnn::data {
 
@@ -31,6 +33,9 @@ struct PipelineOptions {
   bool cache = false;     // keep every decoded sample
   int prefetch = 2;       // batches decoded ahead by the background thread; 0: decode in next()
   std::uint64_t seed = 1;
+  // When set, every sample not served from the cache is read from the files (one pread per
+  // sample) instead of the ImageSet's pixels: real I/O + decode per use. Must outlive the loader.
+  const SampleFiles* files = nullptr;
 };
 
 struct Batch {
@@ -80,6 +85,7 @@ class BatchLoader {
   std::size_t produced_ = 0, taken_ = 0;
   std::deque<Batch> ready_;
   bool stop_ = false;
+  std::exception_ptr error_;  // what ended the background thread (a failed file read)
   std::thread thread_;
 };
 

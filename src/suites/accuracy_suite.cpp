@@ -38,6 +38,7 @@
 #include "harness/training_loop.hpp"
 #include "suites/evaluator.hpp"
 #include "suites/model_point.hpp"
+#include "suites/real_data.hpp"
 
 namespace hpcnn {
 
@@ -54,28 +55,20 @@ std::vector<OptionSpec> accuracy_options() {
       {"epochs", OptType::Int, true, "1", "LIST", "training epochs (each value a sweep point)", {}, 1, 1e7},
       {"seed", OptType::Int, true, "1", "LIST", "seeds of initialization, shuffling and augmentation (each a point)", {}, 0, 9.0e18},
       {"repeat", OptType::Int, false, "1", "N", "run every point with N seeds: --seed S becomes S,S+1,...,S+N-1", {}, 1, 1000},
-      {"data", OptType::String, false, "fashion-mnist", "DIR|NAME",
-       "real data set: a directory of MNIST-style idx files (gzipped or not) or CIFAR-10/100 binary files, or a name "
-       "(mnist|fashion-mnist|cifar10|cifar100) looked up in $HPCNN_DATA/NAME and /usr/share/datasets/NAME"},
       {"preset", OptType::String, false, "", "NAME", "framework default settings of paper 004 (see --list); options given win"},
       {"eval-every", OptType::Int, false, "0", "N", "also evaluate the test set every N optimizer steps (0: after each epoch only)", {}, 0, 1e12},
       {"lr-schedule", OptType::Choice, false, "constant", "NAME",
        "constant; step: x0.1 every --lr-step epochs; cosine: half cosine to 0 over all steps", "constant|step|cosine"},
       {"lr-step", OptType::Int, false, "30", "N", "epochs between the x0.1 steps of --lr-schedule step", {}, 1, 1e7},
-      {"augment", OptType::Flag, false, "", "", "random crop (padding 4) and horizontal flip of training images (CIFAR)"},
-      {"no-shuffle", OptType::Flag, false, "", "", "keep the files' order instead of reshuffling every epoch"},
-      {"cache", OptType::Flag, false, "", "", "keep every decoded sample in memory after its first use"},
-      {"prefetch", OptType::Int, false, "2", "N", "batches the background loader decodes ahead (0: decode in the training loop)", {}, 0, 64},
       {"checkpoint-every", OptType::Int, false, "0", "N",
        "save a training checkpoint every N epochs (or optimizer steps: --checkpoint-unit) into the run's journal, "
        "and at a stop signal (0: none); --run-id ID --resume continues an interrupted point from its last "
        "checkpoint, bit-identically on the CPU backends", {}, 0, 1e12},
       {"checkpoint-unit", OptType::Choice, false, "epoch", "UNIT", "what --checkpoint-every counts", "epoch|step"},
-      {"test-batch", OptType::Int, false, "", "N", "images per evaluation batch (default: --batch)", {}, 1, 1 << 20},
-      {"train-limit", OptType::Int, false, "", "N", "use only the first N training images", {}, 1, 1e12},
-      {"test-limit", OptType::Int, false, "", "N", "evaluate only the first N test images", {}, 1, 1e12},
   };
   specs.insert(specs.end(), mine.begin(), mine.end());
+  const std::vector<OptionSpec> data = real_data_options("keep every decoded sample in memory after its first use", "2");
+  specs.insert(specs.end(), data.begin(), data.end());
   const std::vector<OptionSpec> output = output_options();
   specs.insert(specs.end(), output.begin(), output.end());
   return specs;
@@ -83,16 +76,7 @@ std::vector<OptionSpec> accuracy_options() {
 
 void print_list() {
   print_model_list();
-  std::printf("real data sets (--data NAME, or --data DIR):\n");
-  for (const char* name : {"mnist", "fashion-mnist", "cifar10", "cifar100"}) {
-    std::string where;
-    try {
-      where = data::locate_dataset(name).dir;
-    } catch (const std::exception&) {
-      where = "not found (" + data::dataset_search_dirs(name).front() + ", ...)";
-    }
-    std::printf("  %-16s %s\n", name, where.c_str());
-  }
+  print_data_sets();
   std::printf("presets (--preset NAME; paper 004 Tables II-V; options given on the command line win):\n");
   for (const AccuracyPreset& p : accuracy_presets()) {
     std::string settings;
@@ -102,12 +86,6 @@ void print_list() {
 }
 
 
-// The data set, read once per run (every point of a sweep shares it).
-struct LoadedData {
-  data::DataSet set;
-  data::Normalization norm;
-  double load_s = 0;
-};
 
 // A point of hpcnn-train --data, in types.
 struct AccuracyPoint {
@@ -128,11 +106,7 @@ struct AccuracyPoint {
 AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
   AccuracyPoint ap;
   ModelPoint& mp = ap.mp;
-  mp = model_point_without_data(s, Mode::Train);
-  mp.dataset = set.name;
-  const int image_size = s.has("image-size") ? static_cast<int>(s.integer("image-size")) : set.train.height;
-  mp.sample = {1, set.train.channels, image_size, image_size};
-  mp.classes = set.train.classes;
+  mp = real_data_model_point(s, set, Mode::Train);
   ap.epochs = static_cast<int>(s.integer("epochs"));
   ap.test_batch = s.has("test-batch") ? static_cast<int>(s.integer("test-batch")) : mp.batch;
   if (s.has("preset")) ap.preset = s.str("preset");
@@ -256,13 +230,7 @@ class AccuracyRun {
 };
 
 data::PipelineOptions AccuracyRun::pipeline(bool training) const {
-  data::PipelineOptions pipe;
-  pipe.out_size = ap_.mp.sample.h;
-  pipe.cache = ap_.cache;
-  pipe.prefetch = ap_.prefetch;
-  pipe.seed = ap_.mp.seed;
-  pipe.augment = training && ap_.augment;
-  return pipe;
+  return real_data_pipeline(ap_.mp, ap_.cache, ap_.prefetch, training && ap_.augment);
 }
 
 AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph,
@@ -501,7 +469,6 @@ double median_of(std::vector<double> v) {
 }
 
 
-Array epoch_array(const char* name, const std::vector<double>& values) { return make_array(name, {values.size()}, values); }
 
 // FNV-1a 64 over the parameters' bytes, as 16 hex digits.
 std::string params_digest(const std::vector<float>& params) {
@@ -530,10 +497,7 @@ void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) 
 
 // The data set and the real-data settings of a point.
 void set_data_fields(Record& r, const AccuracyPoint& ap, const LoadedData& data) {
-  r.set("data_dir", data.set.dir);
-  r.set("data_format", data.set.format);
-  r.set("train_size", static_cast<std::int64_t>(data.set.train.size()));
-  r.set("test_size", static_cast<std::int64_t>(data.set.test.size()));
+  set_data_set_fields(r, data);
   r.set("preset", ap.preset);
   r.set("lr_schedule", ap.lr_schedule);
   r.set("lr_step", static_cast<std::int64_t>(ap.lr_step));
@@ -543,7 +507,6 @@ void set_data_fields(Record& r, const AccuracyPoint& ap, const LoadedData& data)
   r.set("prefetch", std::int64_t{ap.prefetch});
   r.set("test_batch", std::int64_t{ap.test_batch});
   r.set("test_eval", std::string("inference"));  // batch-norm models too: running statistics
-  r.set("data_load_s", data.load_s);
 }
 
 // Accuracy and time of the finished (or diverged) training.
@@ -657,18 +620,7 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
   };
   def.run_point = [loaded, program](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
                            const PointPlace& place) {
-    if (!*loaded) {
-      auto d = std::make_unique<LoadedData>();
-      const auto t0 = Clock::now();
-      // What this node has left is all the decoded sets may take: a set that cannot fit is one
-      // line naming the file, not a process the kernel kills later.
-      d->set = data::load_dataset(o.str("data"), static_cast<std::size_t>(available_memory_bytes()));
-      if (o.has("train-limit")) d->set.train.truncate(static_cast<std::size_t>(o.integer("train-limit")));
-      if (o.has("test-limit")) d->set.test.truncate(static_cast<std::size_t>(o.integer("test-limit")));
-      d->norm = data::channel_stats(d->set.train);
-      d->load_s = since(t0);
-      *loaded = std::move(d);
-    }
+    if (!*loaded) *loaded = load_real_data(o);
     AccuracyPoint ap = accuracy_point(PointSettings(o, p), (*loaded)->set);
     ap.reproducer = point_reproducer(program, o, p);
     return run_point(ap, comm, libs, **loaded, place.checkpoint);

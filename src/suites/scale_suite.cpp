@@ -1,4 +1,8 @@
 #include "suites/scale_suite.hpp"
+#include "suites/scale_common.hpp"
+#include "suites/scale_data.hpp"
+#include "data/dataset.hpp"
+#include "data/sample_files.hpp"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -55,8 +59,9 @@ std::vector<OptionSpec> scale_options() {
        "exit: 0 when every check that could run passed, 1 otherwise; no timing, no result file"},
   };
   specs.insert(specs.end(), extra.begin(), extra.end());
-  const std::vector<OptionSpec> timing = timing_options(), output = output_options();
+  const std::vector<OptionSpec> timing = timing_options(), output = output_options(), data = scale_data_options();
   specs.insert(specs.end(), timing.begin(), timing.end());
+  specs.insert(specs.end(), data.begin(), data.end());
   specs.insert(specs.end(), output.begin(), output.end());
   return specs;
 }
@@ -65,6 +70,7 @@ void print_list() {
   print_model_list();
   std::printf("exchange schemes (--exchange):\n");
   for (const ExchangeInfo& e : exchanges()) std::printf("  %-10s %s\n", e.name.c_str(), e.description.c_str());
+  print_data_sets();
 }
 
 // Names only: what --preflight needs (it reports what works instead of refusing combinations).
@@ -92,6 +98,13 @@ void validate(const Options& o) {
   }
   if (o.flag("baseline") && o.has("baseline-file"))
     throw UsageError("--baseline and --baseline-file: give one of them");
+  if (scale_wants_data(o)) {
+    // A missing data set, or compressed files to be read per batch: usage errors before any work.
+    const data::DataSet set = data::locate_dataset(o.str("data"));
+    if (!o.flag("cache")) data::SampleFiles::require_uncompressed(set.train_files);
+    if (o.flag("baseline") || o.has("baseline-file"))
+      throw UsageError("--data: the efficiency baseline (--baseline, --baseline-file) is for synthetic batches");
+  }
 }
 
 // Test-only fault injection: HPCNN_TEST_EXIT_AT=RANK:ITER makes that world rank leave abruptly
@@ -108,43 +121,7 @@ void maybe_exit_for_test(int world_rank, int iteration) {
   }
 }
 
-// A point of hpcnn-scale, in types.
-struct ScalePoint {
-  ModelPoint mp;  // mp.batch: per worker
-  const ExchangeInfo* scheme = nullptr;
-  int servers = 0, workers = 1;
-  bool strong = false;
-  int global_batch = 0;
-  int baseline_batch = 0;  // what one rank alone runs for the efficiency's denominator
-  double bucket_mb = 0;
-  bool measure_baseline = false;
-  std::string baseline_file;  // --baseline-file, or empty
-  bool synchronous() const { return scheme->name != "ps-async"; }
-};
 
-ScalePoint scale_point(const PointSettings& s, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  ScalePoint sp;
-  sp.mp = model_point(s, Mode::Train);
-  sp.scheme = &find_exchange(s.str("exchange"));
-  sp.servers = sp.scheme->parameter_server ? static_cast<int>(s.integer("ps-servers")) : 0;
-  sp.workers = size - sp.servers;
-  if (sp.workers < 1)
-    throw UsageError("--ps-servers " + std::to_string(sp.servers) + ": leaves no worker among " + std::to_string(size) + " ranks");
-  sp.strong = s.str("scaling") == "strong";
-  const int batch = sp.mp.batch;
-  if (sp.strong && batch % sp.workers != 0)
-    throw UsageError("--scaling strong: --batch " + std::to_string(batch) + " does not divide over " +
-                     std::to_string(sp.workers) + " workers");
-  sp.global_batch = sp.strong ? batch : batch * sp.workers;
-  if (sp.strong) sp.mp.batch = batch / sp.workers;
-  sp.baseline_batch = sp.strong ? sp.global_batch : sp.mp.batch;
-  sp.bucket_mb = s.real("bucket-mb");
-  sp.measure_baseline = s.flag("baseline");
-  if (s.has("baseline-file")) sp.baseline_file = s.str("baseline-file");
-  return sp;
-}
 
 // The communication a synchronous step really exposes. Iterations start together (a barrier),
 // so the worker that finishes load + forward + backward last is the step's critical path: what it
@@ -173,46 +150,7 @@ double exposed_comm_median(const PhaseArrays& a) {
   return compute_stats(exposed).median;
 }
 
-// The exchange scheme as the training loop's gradient synchronization: buckets start as backward
-// finishes them, the wait is the comm_wait phase, and the scheme applies the update (the
-// optimizer after an allreduce; the weights that came back from a parameter server).
-class ExchangeSync : public GradientSync {
- public:
-  ExchangeSync(Exchange& exchange, const GradientBuckets& buckets, bool synchronous)
-      : exchange_(exchange), buckets_(buckets), synchronous_(synchronous) {}
-  // Synchronous schemes align iterations (outside the timed region); async workers run free.
-  void before_step() override {
-    if (synchronous_) MPI_Barrier(exchange_.workers());
-  }
-  const GradientBuckets* buckets() const override { return &buckets_; }
-  void on_bucket(int b, Network& net) override {
-    // No synchronize here: each exchange orders its reads after the backend's kernels itself
-    // (nccl on the device, the others by synchronizing when the memory is the device's).
-    exchange_.start_bucket(b, net.params(), net.grads());
-    exchange_.progress();  // also advances the buckets already in flight
-  }
-  double wait(Network& net, const StepStats& local) override {
-    exchange_.wait(net.params(), net.grads());
-    return local.loss;
-  }
-  void update(float* params, Network& net) override { exchange_.update(params, net.grads()); }
-  bool stop_agreed() override { return exchange_.stop_agreed(); }
 
- private:
-  Exchange& exchange_;
-  const GradientBuckets& buckets_;
-  bool synchronous_;
-};
-
-// What one worker measured.
-struct WorkerTimes {
-  PhaseSeries phases;
-  Traffic traffic_timed;  // bytes over the timed iterations
-  double isolated_comm = -1;
-  float last_loss = 0;
-  std::string diverged;  // "diverged: loss nan at iteration k ...": the first non-finite loss, or empty
-  std::string interrupted;  // a stop signal ended the timed loop: the reason, or empty
-};
 
 // Fault injection before each iteration; the traffic counters when the timed iterations start.
 class WorkerObserver : public LoopObserver {
@@ -354,68 +292,9 @@ double baseline_for(const ScalePoint& sp, std::map<std::string, double>& baselin
   return it->second;
 }
 
-ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const GradientBuckets& buckets, Backend& backend,
-                             MPI_Comm comm) {
-  ExchangeSetup setup;
-  setup.world = comm;
-  setup.servers = sp.servers;
-  setup.param_count = graph.param_count();
-  setup.buckets = &buckets;
-  setup.steps = sp.mp.warmup + sp.mp.iters;
-  setup.optimizer = sp.mp.optimizer;
-  setup.backend = &backend;
-  setup.memory = choose_exchange_memory(*sp.scheme, backend);  // UsageError: nccl with a CPU backend
-  setup.stop_signalled = [] { return stop_signal() != 0; };
-  return setup;
-}
 
-// Set-up failures that are not the user's (no GPU, NCCL refusing the placement) fail the point on
-// every rank together instead of aborting the job; a UsageError (bad --ps-servers) is the same on
-// every rank: exit 2.
-std::unique_ptr<Exchange> make_exchange(const ExchangeInfo& scheme, const ExchangeSetup& setup, MPI_Comm comm) {
-  std::unique_ptr<Exchange> exchange;
-  PointError error;
-  try {
-    exchange = scheme.make_exchange(setup);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    error = PointError::from(e);
-  }
-  agree_on_failure(comm, error);
-  return exchange;
-}
 
-// Bytes per iteration of every rank (workers: timed iterations; servers: the whole run / steps),
-// the staleness of every push, and the largest peak RSS; gathered to rank 0.
-struct RankFigures {
-  Array sent = make_array("bytes_sent_per_rank", {}, {}), received = make_array("bytes_received_per_rank", {}, {});
-  std::vector<double> staleness;
-  double max_rss = 0;
-};
 
-RankFigures gather_rank_figures(Exchange& exchange, const WorkerTimes& t, const ModelPoint& mp, std::int64_t steps,
-                                MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  const Traffic total = exchange.traffic();
-  const double per_step = static_cast<double>(std::max<std::int64_t>(steps, 1)), iters = mp.iters;
-  const std::vector<double> mine = exchange.is_worker()
-                                       ? std::vector<double>{t.traffic_timed.sent / iters, t.traffic_timed.received / iters}
-                                       : std::vector<double>{total.sent / per_step, total.received / per_step};
-  std::vector<double> traffic(2 * static_cast<std::size_t>(size));
-  MPI_Gather(mine.data(), 2, MPI_DOUBLE, traffic.data(), 2, MPI_DOUBLE, 0, comm);
-  RankFigures f;
-  f.staleness = gather_all(exchange.staleness(), comm);
-  double rss = peak_rss_mib();
-  MPI_Reduce(&rss, &f.max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  f.sent.dims = f.received.dims = {static_cast<std::size_t>(size)};
-  for (int r = 0; r < size; ++r) {
-    f.sent.data.push_back(traffic[2 * static_cast<std::size_t>(r)]);
-    f.received.data.push_back(traffic[2 * static_cast<std::size_t>(r) + 1]);
-  }
-  return f;
-}
 
 // Overlap = communication time hidden behind backward / total communication time, where the
 // total is the same step's exchange run alone (comm_s: every bucket started back to back and
@@ -431,40 +310,6 @@ void set_overlap_fields(Record& r, const PhaseArrays& phases, double isolated_co
   r.set("overlap", std::clamp((isolated_comm - exposed) / isolated_comm, 0.0, 1.0));
 }
 
-// The record of a scale point (rank 0).
-void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays& phases, const RankFigures& f,
-                      const WorkerTimes& t, ExchangeMemory memory, std::size_t buckets, double baseline) {
-  Record& r = out.record;
-  r.set("mode", std::string("train"));
-  r.set("exchange", sp.scheme->name);
-  r.set("exchange_memory", std::string(exchange_memory_name(memory)));
-  r.set("workers", std::int64_t{sp.workers});
-  r.set("ps_servers", std::int64_t{sp.servers});
-  r.set("scaling", std::string(sp.strong ? "strong" : "weak"));
-  r.set("global_batch", std::int64_t{sp.global_batch});
-  r.set("bucket_mb", sp.bucket_mb);
-  r.set("buckets", static_cast<std::int64_t>(buckets));
-  // Aggregate throughput: global images / the iteration time of the slowest worker (median over
-  // iterations of the per-iteration maximum over workers), not rank 0's rate times N.
-  const Stats it = set_phase_fields(r, phases);
-  const double img_per_s = it.median > 0 ? sp.global_batch / it.median : 0.0;
-  r.set("img_per_s", img_per_s);
-  set_overlap_fields(r, phases, t.isolated_comm);
-  r.set("bytes_sent", static_cast<std::int64_t>(*std::max_element(f.sent.data.begin(), f.sent.data.end())));
-  r.set("bytes_received", static_cast<std::int64_t>(*std::max_element(f.received.data.begin(), f.received.data.end())));
-  if (!f.staleness.empty()) {
-    const Stats st = compute_stats(f.staleness);
-    r.set("staleness_mean", st.mean);
-    r.set("staleness_max", st.max);
-  }
-  if (baseline > 0) {
-    r.set("baseline_img_per_s", baseline);
-    r.set("linear_img_per_s", baseline * sp.workers);
-    r.set("efficiency", img_per_s / (baseline * sp.workers));
-  }
-  r.set("peak_rss_mib", f.max_rss);
-  r.set("final_loss", static_cast<double>(t.last_loss));
-}
 
 ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libraries,
                       std::map<std::string, double>& baselines) {
@@ -511,6 +356,120 @@ ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libr
 
 }  // namespace
 
+ScalePoint scale_point(const PointSettings& s, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  ScalePoint sp;
+  sp.mp = model_point(s, Mode::Train);
+  sp.scheme = &find_exchange(s.str("exchange"));
+  sp.servers = sp.scheme->parameter_server ? static_cast<int>(s.integer("ps-servers")) : 0;
+  sp.workers = size - sp.servers;
+  if (sp.workers < 1)
+    throw UsageError("--ps-servers " + std::to_string(sp.servers) + ": leaves no worker among " + std::to_string(size) + " ranks");
+  sp.strong = s.str("scaling") == "strong";
+  const int batch = sp.mp.batch;
+  if (sp.strong && batch % sp.workers != 0)
+    throw UsageError("--scaling strong: --batch " + std::to_string(batch) + " does not divide over " +
+                     std::to_string(sp.workers) + " workers");
+  sp.global_batch = sp.strong ? batch : batch * sp.workers;
+  if (sp.strong) sp.mp.batch = batch / sp.workers;
+  sp.baseline_batch = sp.strong ? sp.global_batch : sp.mp.batch;
+  sp.bucket_mb = s.real("bucket-mb");
+  sp.measure_baseline = s.flag("baseline");
+  if (s.has("baseline-file")) sp.baseline_file = s.str("baseline-file");
+  return sp;
+}
+
+ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const GradientBuckets& buckets, Backend& backend,
+                             MPI_Comm comm) {
+  ExchangeSetup setup;
+  setup.world = comm;
+  setup.servers = sp.servers;
+  setup.param_count = graph.param_count();
+  setup.buckets = &buckets;
+  setup.steps = sp.mp.warmup + sp.mp.iters;
+  setup.optimizer = sp.mp.optimizer;
+  setup.backend = &backend;
+  setup.memory = choose_exchange_memory(*sp.scheme, backend);  // UsageError: nccl with a CPU backend
+  setup.stop_signalled = [] { return stop_signal() != 0; };
+  return setup;
+}
+
+// Set-up failures that are not the user's (no GPU, NCCL refusing the placement) fail the point on
+// every rank together instead of aborting the job; a UsageError (bad --ps-servers) is the same on
+// every rank: exit 2.
+std::unique_ptr<Exchange> make_exchange(const ExchangeInfo& scheme, const ExchangeSetup& setup, MPI_Comm comm) {
+  std::unique_ptr<Exchange> exchange;
+  PointError error;
+  try {
+    exchange = scheme.make_exchange(setup);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    error = PointError::from(e);
+  }
+  agree_on_failure(comm, error);
+  return exchange;
+}
+
+RankFigures gather_rank_figures(Exchange& exchange, const WorkerTimes& t, const ModelPoint& mp, std::int64_t steps,
+                                MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const Traffic total = exchange.traffic();
+  const double per_step = static_cast<double>(std::max<std::int64_t>(steps, 1)), iters = mp.iters;
+  const std::vector<double> mine = exchange.is_worker()
+                                       ? std::vector<double>{t.traffic_timed.sent / iters, t.traffic_timed.received / iters}
+                                       : std::vector<double>{total.sent / per_step, total.received / per_step};
+  std::vector<double> traffic(2 * static_cast<std::size_t>(size));
+  MPI_Gather(mine.data(), 2, MPI_DOUBLE, traffic.data(), 2, MPI_DOUBLE, 0, comm);
+  RankFigures f;
+  f.staleness = gather_all(exchange.staleness(), comm);
+  double rss = peak_rss_mib();
+  MPI_Reduce(&rss, &f.max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+  f.sent.dims = f.received.dims = {static_cast<std::size_t>(size)};
+  for (int r = 0; r < size; ++r) {
+    f.sent.data.push_back(traffic[2 * static_cast<std::size_t>(r)]);
+    f.received.data.push_back(traffic[2 * static_cast<std::size_t>(r) + 1]);
+  }
+  return f;
+}
+
+// The record of a scale point (rank 0).
+void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays& phases, const RankFigures& f,
+                      const WorkerTimes& t, ExchangeMemory memory, std::size_t buckets, double baseline) {
+  Record& r = out.record;
+  r.set("mode", std::string("train"));
+  r.set("exchange", sp.scheme->name);
+  r.set("exchange_memory", std::string(exchange_memory_name(memory)));
+  r.set("workers", std::int64_t{sp.workers});
+  r.set("ps_servers", std::int64_t{sp.servers});
+  r.set("scaling", std::string(sp.strong ? "strong" : "weak"));
+  r.set("global_batch", std::int64_t{sp.global_batch});
+  r.set("bucket_mb", sp.bucket_mb);
+  r.set("buckets", static_cast<std::int64_t>(buckets));
+  // Aggregate throughput: global images / the iteration time of the slowest worker (median over
+  // iterations of the per-iteration maximum over workers), not rank 0's rate times N.
+  const Stats it = set_phase_fields(r, phases);
+  const double img_per_s = it.median > 0 ? sp.global_batch / it.median : 0.0;
+  r.set("img_per_s", img_per_s);
+  set_overlap_fields(r, phases, t.isolated_comm);
+  r.set("bytes_sent", static_cast<std::int64_t>(*std::max_element(f.sent.data.begin(), f.sent.data.end())));
+  r.set("bytes_received", static_cast<std::int64_t>(*std::max_element(f.received.data.begin(), f.received.data.end())));
+  if (!f.staleness.empty()) {
+    const Stats st = compute_stats(f.staleness);
+    r.set("staleness_mean", st.mean);
+    r.set("staleness_max", st.max);
+  }
+  if (baseline > 0) {
+    r.set("baseline_img_per_s", baseline);
+    r.set("linear_img_per_s", baseline * sp.workers);
+    r.set("efficiency", img_per_s / (baseline * sp.workers));
+  }
+  r.set("peak_rss_mib", f.max_rss);
+  r.set("final_loss", static_cast<double>(t.last_loss));
+}
+
 int run_scale_suite(int argc, char** argv) {
   static const std::vector<OptionSpec> options = scale_options();
   {
@@ -532,14 +491,22 @@ int run_scale_suite(int argc, char** argv) {
       "bucket (mpi, ring, rhd, nccl) or a parameter server (ps-sync, ps-async on the last --ps-servers\n"
       "ranks). With a GPU backend, nccl (and mpi when the MPI is CUDA-aware) sum GPU memory directly;\n"
       "the other schemes copy each gradient bucket through host memory (exchange_memory host-staged).\n"
-      "--preflight checks every rank's GPU, NCCL and CUDA-aware MPI and exits without timing.\n";
+      "--preflight checks every rank's GPU, NCCL and CUDA-aware MPI and exits without timing.\n"
+      "--data DIR|NAME trains on a real data set for --epochs (shards or the whole set per worker, cached\n"
+      "or read from the files every batch) with the test accuracy after every epoch and the time to\n"
+      "--target-accuracy.\n";
   def.options = options;
   def.live_columns = {"model", "exchange", "exchange_memory", "ranks", "workers", "batch", "global_batch", "img_per_s",
                       "efficiency", "comm_wait_s", "overlap", "iter_median_s"};
   def.print_list = print_list;
   def.validate = validate;
+  std::unique_ptr<LoadedData> loaded;  // --data: read once, shared by every point
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
                       const PointPlace&) {
+    if (scale_wants_data(o)) {
+      if (!loaded) loaded = load_real_data(o);
+      return run_scale_data_point(PointSettings(o, p), comm, libs, *loaded);
+    }
     return run_point(scale_point(PointSettings(o, p), comm), comm, libs, baselines);
   };
   return run_suite(def, argc, argv);
