@@ -155,7 +155,7 @@ const std::vector<Field>& fields() {
       {"test_acc",        F, "%",        "%.2f",   "test accuracy after the (last) epoch; NaN when diverged", Figure, ""},
       {"epoch_s",         F, "s",        "%.4g",   "training time of an epoch (a point: median over epochs; row: that epoch), slowest rank", Figure, ""},
       {"test_s",          F, "s",        "%.4g",   "time of one test-set evaluation (a point: the last one; row: that epoch's)", Figure, ""},
-      {"train_time_s",    F, "s",        "%.4g",   "training time of all epochs, evaluations excluded", Figure, ""},
+      {"train_time_s",    F, "s",        "%.4g",   "training time of all epochs, evaluations excluded (row of --table convergence: up to the end of that epoch)", Figure, ""},
       {"load_wait_s",     F, "s",        "%.4g",   "time the training loop waited for batches, all epochs (rank 0)", Figure, ""},
       {"data_load_s",     F, "s",        "%.4g",   "time to read, decompress and validate the data set files (once per run)", Figure, ""},
       // hpcnn-scale --data (issue 16)

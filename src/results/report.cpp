@@ -197,7 +197,17 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
     line_plot(x, {"img_per_s"}, {"model", "backend", "exchange", "batch", "scaling"}, true);
   } else if (table == "accuracy") {
     s << "set title 'Accuracy per epoch'\nset xlabel 'epoch'\nset ylabel 'accuracy (%)'\n";
-    line_plot("epoch", {"test_acc", "train_acc"}, {"model", "backend", "dataset", "batch", "lr", "optimizer", "seed"}, false);
+    line_plot("epoch", {"test_acc", "train_acc"},
+              {"model", "backend", "dataset", "exchange", "workers", "batch", "lr", "optimizer", "seed"}, false);
+  } else if (table == "convergence") {
+    // Side by side: test accuracy per epoch, and against the training time so far.
+    const std::vector<std::string> curve = {"model", "dataset", "exchange", "workers", "sharding", "cache"};
+    s << "set multiplot layout 1,2 title 'Test accuracy'\nset key inside right bottom\nset ylabel 'test accuracy (%)'\n";
+    s << "set xlabel 'epoch'\n";
+    line_plot("epoch", {"test_acc"}, curve, false);
+    s << "set xlabel 'training time (s)'\n";
+    line_plot("train_time_s", {"test_acc"}, curve, false);
+    s << "unset multiplot\n";
   } else if (table == "breakdown") {
     const char* phases[] = {"load_s", "forward_s", "backward_s", "comm_wait_s", "update_s"};
     s << "set title 'Time per iteration by phase (medians)'\nset ylabel 'seconds'\n"
@@ -220,7 +230,7 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
     s << "plot $d using 2:xtic(1) title 'load', '' using 3 title 'forward', '' using 4 title 'backward', "
          "'' using 5 title 'communication wait', '' using 6 title 'update'\n";
   } else {
-    throw UsageError("--plot: no plot for table '" + table + "' (plots: throughput, scaling, breakdown, accuracy)");
+    throw UsageError("--plot: no plot for table '" + table + "' (plots: throughput, scaling, breakdown, accuracy, convergence)");
   }
   return s.str();
 }

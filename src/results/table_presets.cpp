@@ -16,7 +16,8 @@ namespace {
 std::vector<Record> accuracy_rows(const ResultRun&, const ResultPoint& point) {
   const std::pair<const char*, const char*> columns[] = {
       {"epoch_train_loss", "train_loss"}, {"epoch_train_acc", "train_acc"}, {"epoch_test_loss", "test_loss"},
-      {"epoch_test_acc", "test_acc"},     {"epoch_time_s", "epoch_s"},      {"epoch_test_time_s", "test_s"}};
+      {"epoch_test_acc", "test_acc"},     {"epoch_time_s", "epoch_s"},      {"epoch_test_time_s", "test_s"},
+      {"epoch_wall_s", "train_time_s"}};  // hpcnn-scale --data: training time up to that epoch's end
   std::vector<const Array*> arrays;
   for (const auto& [array, field] : columns) {
     const Array* found = nullptr;
@@ -148,6 +149,15 @@ const std::vector<TablePreset>& table_presets() {
       {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",
        "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (paper 000 Figs 5-7)",
        nullptr},
+      // distributed training on real data (issue 16): paper 003's E8 table (per model and scheme the
+      // median phases of a step, cached or read from the files) and the convergence per epoch and
+      // training time, one curve per exchange and worker count (--plot: accuracy vs epoch and vs time)
+      {"e8", "model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,status",
+       "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (paper 003 Figs 3-9, Table V)",
+       nullptr},
+      {"convergence", "model,dataset,exchange,sharding,cache,workers,batch,epoch,train_time_s,train_acc,test_acc,epoch_s,test_s,target_accuracy,time_to_accuracy_s,status",
+       "hpcnn-scale --data: accuracy per epoch against the training time so far, and the time to --target-accuracy (MLPerf's measure)",
+       accuracy_rows},
       // GPU points (issue 7)
       {"gpu", "suite,model,backend,dataset,precision,batch,ranks,img_per_s,gpu_peak_mib,gpu_used_mib,joules_per_image,gpu_power_w",
        "GPU points: throughput, peak device memory (paper 000 Fig 2 on a GPU) and energy per image (NVML)", nullptr},
@@ -167,7 +177,7 @@ const TablePreset& preset_for(const ResultRun& run) {
     const Record& r = run.points.front().record;
     const std::string suite = r.text("suite");
     if (suite == "hpcnn-allreduce") name = "allreduce";
-    else if (suite == "hpcnn-scale") name = "scaling";
+    else if (suite == "hpcnn-scale") name = r.get("epochs") ? "e8" : "scaling";
     else if (suite == "hpcnn-blas") name = "blas";
     else if (r.get("epochs")) name = "accuracy";  // hpcnn-train --data
   }

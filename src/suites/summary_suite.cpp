@@ -40,7 +40,7 @@ const std::vector<OptionSpec>& summary_options() {
         {"where", OptType::String, false, "", "F=V,...", "only rows whose fields have these values (all must hold)"},
         {"by", OptType::String, false, "", "F,...", "sort (and so group) the rows by these fields, in order"},
         {"plot", OptType::String, false, "", "FILE.png|FILE.svg",
-         "also draw the table with gnuplot (throughput, scaling, breakdown, accuracy)"},
+         "also draw the table with gnuplot (throughput, scaling, breakdown, accuracy, convergence)"},
         {"compare", OptType::String, false, "", "BASELINE",
          "compare with the runs in BASELINE (file or directory); exit 1 on a regression"},
         {"tolerance", OptType::String, false, "", "[METRIC=]FRACTION",
