@@ -2,6 +2,9 @@
 // (plain and gzip), every malformed case with its one-line error naming the file; data set
 // detection; the sampler (deterministic shuffles, every sample once per epoch over 1, 2, 3 ranks);
 // the batch loader (normalization, padding, augmentation, prefetch and cache give the same data).
+// Distributed training on real data (issue 16): worker shards cover every sample once per epoch,
+// whole-set workers draw their own permutations, and samples read from the files at their offsets
+// equal the decoded set, counted.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -21,6 +24,7 @@
 #include "data/dataset.hpp"
 #include "data/file_bytes.hpp"
 #include "data/idx.hpp"
+#include "data/sample_files.hpp"
 #include "data/sampler.hpp"
 #include "base/errors.hpp"
 
@@ -469,6 +473,125 @@ TEST(BatchLoader, PrefetchCacheAndAugmentationGiveTheSameBatches) {
   }
   EXPECT_GT(differ, 20);
   EXPECT_GT(differ_epochs, 20);
+}
+
+// Sharded workers (hpcnn-scale --data, sync): over the W workers every training image exactly once
+// per epoch when B x W divides n, reshuffled every epoch from the shared seed; otherwise the
+// n mod (B x W) left over are different images each epoch and the rest are still taken once.
+TEST(WorkerBatches, ShardsCoverEveryImageOncePerEpoch) {
+  for (int workers : {1, 2, 3, 4})
+    for (std::size_t n : {std::size_t(120), std::size_t(127)}) {
+      const int batch = 5;
+      const std::size_t steps = full_steps_per_epoch(n, batch, workers);
+      EXPECT_EQ(steps, n / (5 * std::size_t(workers)));
+      std::vector<std::vector<std::uint32_t>> first_epoch;
+      for (std::uint64_t epoch : {0u, 1u}) {
+        std::vector<int> seen(n, 0);
+        std::vector<std::uint32_t> order;  // worker 0's samples, for the reshuffle check
+        for (int w = 0; w < workers; ++w) {
+          const auto b = worker_batches(Sharding::Shard, n, batch, w, workers, 11, epoch, true);
+          ASSERT_EQ(b.size(), steps);
+          for (const auto& step : b) {
+            ASSERT_EQ(step.size(), std::size_t(batch));  // full batches only
+            for (std::uint32_t i : step) ++seen[i];
+          }
+          if (w == 0) for (const auto& step : b) order.insert(order.end(), step.begin(), step.end());
+        }
+        const auto used = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), 1));
+        EXPECT_EQ(used, steps * batch * workers) << n << " images, " << workers << " workers";
+        EXPECT_EQ(std::count_if(seen.begin(), seen.end(), [](int c) { return c > 1; }), 0);
+        if (n % (5 * workers) == 0) {
+          EXPECT_EQ(used, n);
+        }
+        first_epoch.push_back(order);
+      }
+      EXPECT_NE(first_epoch[0], first_epoch[1]) << "not reshuffled";
+      // The union of one step's shards is the 1-rank batch of B x W at that step (the equivalence
+      // hpcnn-scale --data relies on: P workers x B == 1 rank x P*B on the same order).
+      const auto one = rank_batches(epoch_order(n, 11, 0, true), batch * workers, 0, 1);
+      for (std::size_t k = 0; k < steps; ++k) {
+        std::vector<std::uint32_t> all;
+        for (int w = 0; w < workers; ++w) {
+          const auto b = worker_batches(Sharding::Shard, n, batch, w, workers, 11, 0, true);
+          all.insert(all.end(), b[k].begin(), b[k].end());
+        }
+        EXPECT_EQ(all, one[k]);
+      }
+    }
+}
+
+// Whole-set workers (paper 003's async TensorFlow): each its own permutation, 1/W of the set per
+// epoch, no image twice within one worker's epoch; the workers' choices differ.
+TEST(WorkerBatches, WholeSetWorkersDrawTheirOwnPermutations) {
+  const std::size_t n = 90;
+  const auto w0 = worker_batches(Sharding::Whole, n, 6, 0, 3, 4, 0, true);
+  const auto w1 = worker_batches(Sharding::Whole, n, 6, 1, 3, 4, 0, true);
+  ASSERT_EQ(w0.size(), 5u);
+  std::vector<std::uint32_t> a, b;
+  for (const auto& s : w0) a.insert(a.end(), s.begin(), s.end());
+  for (const auto& s : w1) b.insert(b.end(), s.begin(), s.end());
+  EXPECT_NE(a, b);
+  std::sort(a.begin(), a.end());
+  EXPECT_EQ(std::adjacent_find(a.begin(), a.end()), a.end()) << "an image twice in one worker's epoch";
+  EXPECT_EQ(worker_batches(Sharding::Whole, n, 6, 0, 3, 4, 0, true), w0);  // deterministic
+  EXPECT_NE(worker_batches(Sharding::Whole, n, 6, 0, 3, 4, 1, true), w0);  // reshuffled per epoch
+  EXPECT_THROW(worker_batches(Sharding::Whole, n, 6, 3, 3, 4, 0, true), std::invalid_argument);
+}
+
+// Samples read from the files at their offsets are the decoded set's, every read counted; the
+// loader with the files set reads once per use (no cache: every epoch again).
+TEST(SampleFiles, ReadsEverySampleFromTheFilesAndCountsTheReads) {
+  TempDir d;
+  const fs::path idx = fs::path(d.path()) / "idx", c10 = fs::path(d.path()) / "c10";
+  fs::create_directories(idx);
+  fs::create_directories(c10);
+  write((idx / "train-images-idx3-ubyte").string(), idx_images(9, 28, 28));
+  write((idx / "train-labels-idx1-ubyte").string(), idx_labels(9));
+  write((idx / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((idx / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  for (int k = 1; k <= 5; ++k)
+    write((c10 / ("data_batch_" + std::to_string(k) + ".bin")).string(), cifar_records(2, false, k));
+  write((c10 / "test_batch.bin").string(), cifar_records(1, false));
+  for (const fs::path& dir : {idx, c10}) {
+    const DataSet ds = load_dataset(dir.string());
+    SampleFiles files(ds);
+    ASSERT_EQ(files.size(), ds.train.size());
+    Bytes px(ds.train.image_bytes());
+    for (std::size_t i = 0; i < ds.train.size(); ++i) {
+      files.read(i, px.data());
+      EXPECT_TRUE(std::equal(px.begin(), px.end(), ds.train.image(i))) << dir << " sample " << i;
+    }
+    EXPECT_EQ(files.reads(), ds.train.size());
+    EXPECT_EQ(files.bytes(), ds.train.size() * ds.train.image_bytes());
+    EXPECT_THROW(files.read(ds.train.size(), px.data()), RuntimeError);
+
+    // Through the loader: the same batches as from memory, and a read per sample per epoch.
+    PipelineOptions o;
+    o.prefetch = 1;
+    PipelineOptions from_files = o;
+    from_files.files = &files;
+    const Normalization norm = channel_stats(ds.train);
+    BatchLoader mem(ds.train, norm, o), disk(ds.train, norm, from_files);
+    const std::uint64_t before = files.reads();
+    for (std::uint64_t epoch : {0u, 1u}) {
+      const auto batches = rank_batches(epoch_order(ds.train.size(), 3, epoch, true), 4, 0, 1);
+      mem.start_epoch(epoch, batches);
+      disk.start_epoch(epoch, batches);
+      for (std::size_t k = 0; k < batches.size(); ++k) EXPECT_EQ(mem.next(nullptr).images, disk.next(nullptr).images);
+    }
+    EXPECT_EQ(files.reads() - before, 2 * ds.train.size());
+  }
+  // gzip files cannot be read at an offset: one line naming the file, a usage error.
+  write((idx / "train-images-idx3-ubyte.gz").string(), gzip(idx_images(9, 28, 28)));
+  fs::remove(idx / "train-images-idx3-ubyte");
+  const DataSet gz = load_dataset(idx.string());
+  try {
+    SampleFiles files(gz);
+    ADD_FAILURE() << "gzip accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("train-images-idx3-ubyte.gz: gzip-compressed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(SampleFiles::require_uncompressed(gz.train_files), UsageError);
 }
 
 // Hostile input (issue 13): a set that cannot fit in the memory the node has is refused before it

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# hpcnn-scale --data (issue 16): distributed training on files, on small learnable idx and CIFAR-10
+# files written by tests/make_image_files (no network for the real sets), and on Debian's
+# Fashion-MNIST when installed:
+#  1. synchronous training on 4 workers with batch 12 (mpi, ring; ps-sync on 2 workers + 1 server
+#     with batch 24) equals 1-rank hpcnn-train --data with batch 48 on the same data order: every
+#     epoch's training and test loss within 1e-5 relative and the same accuracies (float sums in
+#     another order are the only difference; measured ~1e-8);
+#  2. without --cache every sample of every step is read from the files (file_reads = epochs x
+#     steps x batch x workers, file_read_bytes = 784 x that); with --cache none is, and the
+#     numbers are the same;
+#  3. ps-async with 3 workers + 1 server reaches >= 62 % test accuracy in 2 epochs on 3,000
+#     Fashion-MNIST images (measured 70 %; chance 10 %) and records its staleness; without
+#     Fashion-MNIST the same on the synthetic idx set (>= 90 %); --target-accuracy gives the time
+#     to accuracy, or NaN and 'not reached' for an unreachable target;
+#  4. CIFAR-10 binary files, whole-set sharding, read from the files;
+#  5. bad input: gzip files without --cache, a batch larger than the set: one line, exit 2.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+error_lines='^hpcnn-'
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe)
+# Field $2 (by header name) of CSV line $3 of text $1.
+col() { awk -F, -v name="$2" -v line="$3" 'NR==1 {for (i = 1; i <= NF; i++) if ($i == name) c = i} NR==line {print $c}' <<<"$1"; }
+# Relative difference of the columns of two CSV texts (same rows) above $3: prints the first such.
+differs() { paste -d, <(tail -n +2 <<<"$1") <(tail -n +2 <<<"$2") |
+  awk -F, -v tol="$3" '{n = NF / 2; for (i = 1; i <= n; i++) {a = $i; b = $(i + n); d = a - b; if (d < 0) d = -d;
+    m = (a < 0 ? -a : a); if (d > tol * (m > 1e-12 ? m : 1)) {print "row " NR " column " i ": " a " vs " b; exit 1}}}'; }
+
+mkdir -p "$out/idx" "$out/c10"
+./tests/make_image_files idx "$out/idx" 960 300 || { echo "FAIL: make_image_files idx"; exit 1; }
+./tests/make_image_files cifar10 "$out/c10" 250 100 || { echo "FAIL: make_image_files cifar10"; exit 1; }
+common=(--data "$out/idx" --model lenet5 --backend reference --threads 1 --lr 0.01 --momentum 0.9 --epochs 2 --quiet)
+
+# 1. P workers x B == 1 rank x P*B
+run ./hpcnn-train "${common[@]}" --batch 48 --output "$out/one"
+run "${mpi[@]}" -np 4 ./hpcnn-scale "${common[@]}" --batch 12 --exchange mpi,ring --output "$out/four"
+run "${mpi[@]}" -np 3 ./hpcnn-scale "${common[@]}" --batch 24 --exchange ps-sync --ps-servers 1 --output "$out/ps"
+cols=train_loss,test_loss,train_acc,test_acc
+one=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" "$out/one")
+echo "$one"
+for scheme in mpi ring; do
+  got=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" --where "exchange=$scheme" "$out/four")
+  echo "$scheme: $got"
+  [ "$(wc -l <<<"$got")" = 3 ] && differs "$one" "$got" 1e-5 || { echo "FAIL: $scheme on 4 workers differs from 1 rank"; fail=1; }
+done
+got=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" "$out/ps")
+echo "ps-sync: $got"
+[ "$(wc -l <<<"$got")" = 3 ] && differs "$one" "$got" 1e-5 || { echo "FAIL: ps-sync on 2 workers differs from 1 rank"; fail=1; }
+
+# 2. file reads: 960 / 48 = 20 steps x 48 images x 2 epochs
+reads=$(./hpcnn-summary --format csv --columns exchange,cache,steps_per_epoch,file_reads,file_read_bytes --where exchange=mpi "$out/four" | tail -1)
+[ "$reads" = "mpi,0,20,1920,1505280" ] || { echo "FAIL: uncached exchange,cache,steps_per_epoch,file_reads,file_read_bytes = $reads"; fail=1; }
+run "${mpi[@]}" -np 4 ./hpcnn-scale "${common[@]}" --batch 12 --exchange mpi --cache --output "$out/cached"
+reads=$(./hpcnn-summary --format csv --columns cache,file_reads "$out/cached" | tail -1)
+[ "$reads" = "1,0" ] || { echo "FAIL: cached cache,file_reads = $reads"; fail=1; }
+got=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" "$out/cached")
+differs "$one" "$got" 1e-5 || { echo "FAIL: cached training differs"; fail=1; }
+
+# 3. ps-async, staleness, time to accuracy
+if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  async=(--data fashion-mnist --cache --image-size 32 --train-limit 3000 --test-limit 1000 --batch 16 --lr 0.05 --momentum 0)
+  want=62
+else
+  echo "NOTE: Fashion-MNIST not installed (apt-get install dataset-fashion-mnist): ps-async on the synthetic idx set"
+  async=(--data "$out/idx" --batch 16 --lr 0.05 --momentum 0)
+  want=90
+fi
+run "${mpi[@]}" -np 4 ./hpcnn-scale --model lenet5 --backend reference --threads 1 --epochs 2 --quiet "${async[@]}" \
+  --exchange ps-async --ps-servers 1 --target-accuracy 50 --output "$out/async"
+csv=$(./hpcnn-summary --format csv --columns workers,test_acc,staleness_mean,target_status,time_to_accuracy_s,epochs_to_accuracy,train_time_s "$out/async")
+echo "$csv"
+acc=$(col "$csv" test_acc 2)
+awk -v a="$acc" -v w="$want" 'BEGIN {exit !(a >= w)}' || { echo "FAIL: ps-async test accuracy $acc % < $want %"; fail=1; }
+[ "$(col "$csv" workers 2)" = 3 ] || { echo "FAIL: not 3 workers"; fail=1; }
+awk -v s="$(col "$csv" staleness_mean 2)" 'BEGIN {exit !(s > 0)}' || { echo "FAIL: no staleness recorded"; fail=1; }
+[ "$(col "$csv" target_status 2)" = reached ] && awk -v t="$(col "$csv" time_to_accuracy_s 2)" 'BEGIN {exit !(t > 0)}' ||
+  { echo "FAIL: target 50 % not reached or no time to accuracy"; fail=1; }
+./hpcnn-summary --table convergence "$out/async" || fail=1
+
+# 4. CIFAR-10 files, whole-set sharding, uncached: 250 / (10 x 3) = 8 steps x 10 x 3 workers
+run "${mpi[@]}" -np 3 ./hpcnn-scale --data "$out/c10" --model lenet5 --backend reference --threads 1 --batch 10 \
+  --epochs 1 --sharding whole --exchange ring --target-accuracy 99.99 --quiet --output "$out/cifar"
+got=$(./hpcnn-summary --format csv --columns dataset,sharding,steps_per_epoch,dropped_per_epoch,file_reads,status "$out/cifar" | tail -1)
+[ "$got" = "cifar10,whole,8,10,240,ok" ] || { echo "FAIL: cifar: dataset,sharding,steps_per_epoch,dropped_per_epoch,file_reads,status = $got"; fail=1; }
+./hpcnn-summary --table e8 "$out/cifar" || fail=1
+got=$(./hpcnn-summary --format csv --columns target_status,time_to_accuracy_s "$out/cifar" | tail -1)
+[[ "$got" = "not reached in 1 epochs"*,nan ]] || { echo "FAIL: unreachable target: target_status,time_to_accuracy_s = $got"; fail=1; }
+
+# 5. bad input
+mkdir -p "$out/gz"
+for f in "$out"/idx/*; do gzip -c "$f" >"$out/gz/${f##*/}.gz"; done
+expect_error 2 "train-images-idx3-ubyte.gz: gzip-compressed" -- "${mpi[@]}" -np 2 ./hpcnn-scale --data "$out/gz" --model lenet5 --quiet
+expect_error 2 "--batch 600" -- "${mpi[@]}" -np 2 ./hpcnn-scale --data "$out/idx" --model lenet5 --batch 600 --cache --quiet
+exit $fail
