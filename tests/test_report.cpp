@@ -395,6 +395,21 @@ TEST(Report, GnuplotScripts) {
   EXPECT_NE(s.find("2 200\n"), std::string::npos) << s;  // linear line: 2 x the 1-rank figure
   EXPECT_THROW(gnuplot_script("ops", rows, "x.png"), UsageError);
   EXPECT_THROW(gnuplot_script("throughput", rows, "x.pdf"), UsageError);
+  // convergence (issue 16): test accuracy against the epoch and against the training time, one
+  // curve per exchange and worker count.
+  std::vector<Record> epochs(4, row("lenet5", 8, 100));
+  for (std::size_t k = 0; k < epochs.size(); ++k) {
+    epochs[k].set("exchange", std::string(k < 2 ? "ring" : "ps-async"));
+    epochs[k].set("workers", std::int64_t{3});
+    epochs[k].set("epoch", static_cast<std::int64_t>(k % 2 + 1));
+    epochs[k].set("train_time_s", 1.5 * double(k % 2 + 1) + double(k / 2));
+    epochs[k].set("test_acc", 50.0 + 10.0 * double(k));
+  }
+  s = gnuplot_script("convergence", epochs, "x.png");
+  EXPECT_NE(s.find("set multiplot layout 1,2"), std::string::npos) << s;
+  EXPECT_NE(s.find("1 50\n2 60\n"), std::string::npos) << s;      // ring, per epoch
+  EXPECT_NE(s.find("2.5 70\n4 80\n"), std::string::npos) << s;    // ps-async, per second
+  EXPECT_NE(s.find("lenet5 ps-async 3"), std::string::npos) << s;   // the curve's label
 }
 
 TEST_F(ReportFiles, PlotEndToEnd) {

@@ -96,8 +96,8 @@ ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const Gra
 // every rank together instead of aborting the job; a UsageError is the same on every rank: exit 2.
 std::unique_ptr<Exchange> make_exchange(const ExchangeInfo& scheme, const ExchangeSetup& setup, MPI_Comm comm);
 
-// The record of a scale point (rank 0): scheme, workers, batch, phases, img_per_s, traffic,
-// staleness, efficiency against `baseline` (> 0), peak RSS, final loss.
+// The record of a scale point (rank 0): scheme, workers, batch, phases, img_per_s, traffic and
+// staleness (with their arrays), efficiency against `baseline` (> 0), peak RSS, final loss.
 void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays& phases, const RankFigures& f,
                       const WorkerTimes& t, ExchangeMemory memory, std::size_t buckets, double baseline);
 

@@ -245,6 +245,9 @@ std::vector<OptionSpec> scale_data_options() {
        "with --data: shard: each worker its disjoint shard of a shared per-epoch permutation; whole: each worker its "
        "own permutation of the whole set, 1/workers of it per epoch (paper 003's asynchronous TensorFlow)",
        "shard|whole"},
+      {"preset", OptType::String, false, "", "NAME",
+       "framework default settings of paper 004 as in hpcnn-train --preset (names: hpcnn-train --preset list); "
+       "options given win"},
       {"target-accuracy", OptType::Float, false, "", "PERCENT",
        "with --data: record the time to accuracy, the training time until the test accuracy first reaches PERCENT",
        {}, 0, 100},
@@ -306,9 +309,6 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   if (rank != 0) return out;
 
   add_data_arrays(out, epochs);
-  out.arrays.push_back(f.sent);
-  out.arrays.push_back(f.received);
-  if (!f.staleness.empty()) out.arrays.push_back(make_array("staleness", {f.staleness.size()}, f.staleness));
   Record& r = out.record;
   set_model_fields(r, "hpcnn-scale", sp.mp, *backend, graph, size);
   set_optimizer_fields(r, sp.mp);

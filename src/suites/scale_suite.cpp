@@ -1,6 +1,7 @@
 #include "suites/scale_suite.hpp"
 #include "suites/scale_common.hpp"
 #include "suites/scale_data.hpp"
+#include "suites/accuracy_suite.hpp"
 #include "data/dataset.hpp"
 #include "data/sample_files.hpp"
 
@@ -340,9 +341,6 @@ ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libr
   exchange.reset();  // collective: frees the communicators on every rank
   if (rank != 0) return out;
 
-  out.arrays.push_back(f.sent);
-  out.arrays.push_back(f.received);
-  if (!f.staleness.empty()) out.arrays.push_back(make_array("staleness", {f.staleness.size()}, f.staleness));
   Record& r = out.record;
   set_model_fields(r, "hpcnn-scale", sp.mp, *backend, graph, size);
   set_iteration_settings(r, sp.mp);
@@ -438,6 +436,9 @@ RankFigures gather_rank_figures(Exchange& exchange, const WorkerTimes& t, const 
 // The record of a scale point (rank 0).
 void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays& phases, const RankFigures& f,
                       const WorkerTimes& t, ExchangeMemory memory, std::size_t buckets, double baseline) {
+  out.arrays.push_back(f.sent);
+  out.arrays.push_back(f.received);
+  if (!f.staleness.empty()) out.arrays.push_back(make_array("staleness", {f.staleness.size()}, f.staleness));
   Record& r = out.record;
   r.set("mode", std::string("train"));
   r.set("exchange", sp.scheme->name);
@@ -472,6 +473,13 @@ void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays&
 
 int run_scale_suite(int argc, char** argv) {
   static const std::vector<OptionSpec> options = scale_options();
+  // --preset NAME: hpcnn-train's framework settings (with --data among them), options given win.
+  std::vector<std::string> args = expand_accuracy_args(std::vector<std::string>(argv, argv + argc));
+  std::vector<char*> expanded;
+  for (std::string& a : args) expanded.push_back(a.data());
+  expanded.push_back(nullptr);
+  argc = static_cast<int>(args.size());
+  argv = expanded.data();
   {
     // --preflight answers before the suite runner opens a result file or runs any point.
     const Options o = parse_options(options, argc, argv);
