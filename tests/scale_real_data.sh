@@ -35,6 +35,8 @@ common=(--data "$out/idx" --model lenet5 --backend reference --threads 1 --lr 0.
 run ./hpcnn-train "${common[@]}" --batch 48 --output "$out/one"
 run "${mpi[@]}" -np 4 ./hpcnn-scale "${common[@]}" --batch 12 --exchange mpi,ring --output "$out/four"
 run "${mpi[@]}" -np 3 ./hpcnn-scale "${common[@]}" --batch 24 --exchange ps-sync --ps-servers 1 --output "$out/ps"
+# The phase arrays hold every step of every epoch (iters = 2 x 20, warmup 0): the figures recompute.
+run ./tests/result_checker "$(ls "$out"/four/*.h5)"
 cols=train_loss,test_loss,train_acc,test_acc
 one=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" "$out/one")
 echo "$one"

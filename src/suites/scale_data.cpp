@@ -303,6 +303,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   // The workers' traffic over every step (gather_rank_figures divides by mp.iters).
   ModelPoint counted = sp.mp;
   counted.iters = static_cast<int>(setup.steps);
+  counted.warmup = 0;  // every step of every epoch is in the phase arrays
   t.traffic_timed = exchange->traffic();
   const RankFigures f = gather_rank_figures(*exchange, t, counted, setup.steps, comm);
   exchange.reset();
@@ -311,6 +312,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   add_data_arrays(out, epochs);
   Record& r = out.record;
   set_model_fields(r, "hpcnn-scale", sp.mp, *backend, graph, size);
+  set_iteration_settings(r, counted);  // iters: the steps of the phase arrays, per worker
   set_optimizer_fields(r, sp.mp);
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), -1);
   set_data_point_fields(r, p, data, epochs);
