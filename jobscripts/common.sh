@@ -10,6 +10,8 @@
 #                 style, srun (PMIx: srun --mpi=pmix) or mpirun (inside an allocation too), and the
 #                 other words are that launcher's options; the counts come from run_on.
 #   HOSTFILE      mpirun's host file outside Slurm (inside, the allocation's nodes are used)
+#   HPCNN_MPIRUN  the mpirun of the defaults above (default: mpirun; mpiexec.mpich for a build
+#                 with Debian's MPICH: the launcher must be of the MPI the executables use)
 #   RUN_ID        name of the job's runs: step K of the script runs with --run-id RUN_ID-K --resume,
 #                 so that a requeued job skips every point it completed (default: $SLURM_JOB_ID;
 #                 outside Slurm none)
@@ -17,6 +19,8 @@
 #                 folder the job was submitted from). Every node writes there: it must be on a
 #                 file system all nodes see.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=jobscripts/mpi_launcher.sh
+source "$here/mpi_launcher.sh"
 if [ -z "${HPCNN_BIN:-}" ]; then
   if [ -x "$here/../hpcnn-train" ]; then HPCNN_BIN="$here/.."
   elif [ -x "$here/../../../bin/hpcnn-train" ]; then HPCNN_BIN="$here/../../../bin"
@@ -34,9 +38,9 @@ if [ -z "${HPCNN_LAUNCH+set}" ]; then
     if [ -n "${SLURM_JOB_ID:-}" ]; then
       HPCNN_LAUNCH="srun --ntasks=1 --cpus-per-task=${SLURM_CPUS_ON_NODE:-1} --cpu-bind=none"
     else
-      HPCNN_LAUNCH="mpirun -np 1 --bind-to none"
+      HPCNN_LAUNCH="${HPCNN_MPIRUN:-mpirun} -np 1 --bind-to none"
     fi
-  elif [ -n "${SLURM_JOB_ID:-}" ]; then HPCNN_LAUNCH="srun"; else HPCNN_LAUNCH="mpirun -np ${NP:-1}"; fi
+  elif [ -n "${SLURM_JOB_ID:-}" ]; then HPCNN_LAUNCH="srun"; else HPCNN_LAUNCH="${HPCNN_MPIRUN:-mpirun} -np ${NP:-1}"; fi
 fi
 # Threads: all cores of a node unless told (THREADS=1,2,... sweeps).
 THREADS=${THREADS:-$(nproc)}
@@ -142,13 +146,16 @@ run_on() {
   fi
   local words=("${launch_words[@]}")
   if [ ${#words[@]} = 0 ]; then
-    if [ -n "${SLURM_JOB_ID:-}" ]; then words=(srun); else words=(mpirun); fi
+    if [ -n "${SLURM_JOB_ID:-}" ]; then words=(srun); else words=("${HPCNN_MPIRUN:-mpirun}"); fi
   fi
   case "${words[0]##*/}" in
     srun) style=srun ;;
-    mpirun|mpiexec|orterun) style=mpirun ;;
+    mpirun|mpiexec|orterun|mpirun.*|mpiexec.*) style=mpirun ;;
     *) echo "${0##*/}: HPCNN_LAUNCH='${words[*]}': run_on knows srun and mpirun" >&2; exit 2 ;;
   esac
+  # Open MPI's or Hydra's (MPICH) options, whichever MPI the mpirun is of.
+  local kind=srun
+  [ $style = srun ] || kind=$(mpi_launcher_kind "${words[0]}")
   # Ranks per node: known inside an allocation and on this machine alone, not from a host file.
   per_node=$(((ranks + nodes - 1) / nodes))
   [ -n "${SLURM_JOB_ID:-}" ] || per_node=$ranks
@@ -156,18 +163,27 @@ run_on() {
   local envs=() e
   mapfile -t envs < <(step_threads_env "$per_node")
   local cmd=("${words[@]}")
-  # mpirun passes its environment on to remote ranks only when told.
-  if [ $style = mpirun ]; then for e in "${envs[@]}"; do cmd+=(-x "${e%%=*}"); done; fi
+  # Open MPI's mpirun passes its environment on to remote ranks only when told.
+  if [ $style = mpirun ]; then
+    local names=()
+    for e in "${envs[@]}"; do names+=("${e%%=*}"); done
+    mapfile -t -O ${#cmd[@]} cmd < <(mpi_env_opts "$kind" "${names[@]}")
+  fi
   if [ $style = srun ]; then
     cmd+=(-N "$nodes" -n "$ranks" --kill-on-bad-exit=1)
   elif [ -n "${SLURM_JOB_ID:-}" ]; then
     # The first NODES nodes of the allocation, RANKS/NODES slots each (rounded up).
     hostfile=$(mktemp "${TMPDIR:-/tmp}/hpcnn-hosts.XXXXXX")
     step_hostfile=$hostfile   # removed on exit too: a stopped step ends the script (exit 75)
-    scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n "$nodes" | sed "s/\$/ slots=$per_node/" > "$hostfile"
-    cmd+=(-np "$ranks" --hostfile "$hostfile")
+    local h
+    for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n "$nodes"); do
+      mpi_hostfile_line "$kind" "$h" "$per_node"
+    done > "$hostfile"
+    cmd+=(-np "$ranks")
+    mapfile -t -O ${#cmd[@]} cmd < <(mpi_hostfile_opts "$kind" "$hostfile")
   else
-    cmd+=(-np "$ranks" --oversubscribe ${HOSTFILE:+--hostfile "$HOSTFILE"})
+    cmd+=(-np "$ranks")
+    mapfile -t -O ${#cmd[@]} cmd < <(mpi_oversubscribe_opts "$kind"; [ -z "${HOSTFILE:-}" ] || mpi_hostfile_opts "$kind" "$HOSTFILE")
   fi
   next_run_id "$@"
   echo "+ ${envs[*]} ${cmd[*]} $* ${run_id_args[*]}"

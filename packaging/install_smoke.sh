@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install_smoke.sh: checks an installed hpcnn from a scratch folder outside the install and the
 # build tree, with the install's bin/ not on PATH (`make installcheck`; tests/install_tree.sh).
-#   install_smoke.sh --prefix P [--prefix P2] --bindir D --pkgdatadir D --mandir D --docdir D --version V [--not-from DIR]...
+#   install_smoke.sh --prefix P [--prefix P2] --bindir D --pkgdatadir D --mandir D --docdir D --version V
+#                    [--mpiexec LAUNCHER] [--not-from DIR]...
 # (P: the install's prefix, which the module files name, and P2 the configured one, which the
 # executables' provenance records; the folders: where the files are, with DESTDIR)
 # Checks: --version/--help of every executable, a tiny hpcnn-train run read back by hpcnn-summary,
@@ -9,19 +10,21 @@
 # by itself, the man pages (groff without warnings, every option of --help in them), the module
 # files (content; parsed by tclsh and lua with stub commands, and loaded by Lmod, where those are
 # installed), and that no installed file (executables included) names a --not-from folder (the
-# build or source tree).
+# build or source tree). --mpiexec: the launcher of the build's MPI (default mpirun).
 # Prints "FAIL: ..." for each failed check and exits 1 if any failed.
 set -u
 not_from=()
 prefixes=()
+mpiexec=mpirun
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefixes+=("$2") ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
-    --version) version=$2 ;; --not-from) not_from+=("$2") ;;
+    --version) version=$2 ;; --not-from) not_from+=("$2") ;; --mpiexec) mpiexec=$2 ;;
     *) echo "install_smoke.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift 2
 done
+[ -n "$mpiexec" ] || mpiexec=mpirun   # configure found no launcher: try mpirun
 : "${prefixes[0]:?--prefix missing}" "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
 programs="hpcnn-train hpcnn-infer hpcnn-scale hpcnn-allreduce hpcnn-blas hpcnn-summary"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hpcnn-installcheck.XXXXXX")
@@ -29,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 # Open MPI refuses root without these (containers, CI); harmless for other MPIs.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-unset HPCNN_BIN HPCNN_LAUNCH
+unset HPCNN_BIN HPCNN_LAUNCH HPCNN_MPIRUN
 fail=0
 failed() { echo "FAIL: $*"; fail=1; }
 ok() { echo "ok:   $*"; }
@@ -52,10 +55,10 @@ fi
 # ---- an installed job script, one rank, from here, finding the installed executables itself
 js=$pkgdatadir/jobscripts
 [ -r "$js/common.sh" ] || failed "$js/common.sh is not installed"
-if ! command -v mpirun >/dev/null; then
-  echo "(no mpirun on PATH: the installed job script is not run)"
+if ! command -v "$mpiexec" >/dev/null; then
+  echo "(no $mpiexec: the installed job script is not run)"
 elif PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bindir" | paste -sd:) \
-     HPCNN_LAUNCH=mpirun NODES=1 SIZES=4,1K EXCHANGE=mpi ITERS=2 WARMUP=1 OUT="$work/allreduce" \
+     HPCNN_LAUNCH=$mpiexec NODES=1 SIZES=4,1K EXCHANGE=mpi ITERS=2 WARMUP=1 OUT="$work/allreduce" \
      "$js/allreduce_sweep.sh" >"$work/js.log" 2>&1; then
   real_bindir=$(cd "$bindir" && pwd)
   if grep -qF "$real_bindir/hpcnn-allreduce" "$work/js.log" && grep -q '^ *mpi ' "$work/js.log" && ls "$work"/allreduce/*.h5 >/dev/null 2>&1; then

@@ -57,7 +57,7 @@ grep -Eq 'suite=hpcnn-train .*dataset=cifar10 .*img_per_s .*REGRESSION' "$out/sl
 [ "$(failures "$out/slow/junit.xml")" -ge 1 ] || { echo "FAIL: the slowed run's JUnit file has no failure"; fail=1; }
 
 # 5. wrong elements fail even when fast: the same allreduce points with one damaged element.
-HPCNN_TEST_CORRUPT_ELEMENT=5 timeout 120 mpirun --oversubscribe -np 2 -x HPCNN_TEST_CORRUPT_ELEMENT ./hpcnn-allreduce \
+HPCNN_TEST_CORRUPT_ELEMENT=5 timeout 120 $MPIRUN -np 2 ./hpcnn-allreduce \
   --exchange mpi,ring --sizes 4K,1M --iters 10 --warmup 2 --quiet --output "$out/wrong" 2>/dev/null
 ./hpcnn-summary --compare "$ref" --where suite=hpcnn-allreduce --tolerance 10 "$out/wrong" > "$out/wrong.txt"
 status=$?

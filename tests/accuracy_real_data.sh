@@ -57,7 +57,7 @@ got=$(./hpcnn-summary --format csv --columns preset,optimizer,lr,momentum,batch,
 ./hpcnn-train --preset list | grep -q 'caffe-cifar10' || { echo "FAIL: --preset list"; fail=1; }
 
 # 4. two ranks
-run mpirun -np 2 --oversubscribe ./hpcnn-train "${common[@]}" --batch 25 --epochs 1 --train-limit 501 --test-limit 301 --output "$out/mpi"
+run $MPIRUN -np 2 ./hpcnn-train "${common[@]}" --batch 25 --epochs 1 --train-limit 501 --test-limit 301 --output "$out/mpi"
 got=$(./hpcnn-summary --format csv --columns ranks,train_size,test_size,steps,status "$out/mpi" | tail -1)
 [ "$got" = "2,501,301,11,ok" ] || { echo "FAIL: 2 ranks: ranks,train_size,test_size,steps,status = $got"; fail=1; }
 
@@ -79,7 +79,7 @@ echo "batch norm: test_eval,status,test_acc = $got"
 IFS=, read -r eval_kind status acc <<<"$got"
 [ "$eval_kind" = inference ] && [ "$status" = ok ] || { echo "FAIL: resnet18: test_eval,status = $eval_kind,$status"; fail=1; }
 awk -v a="$acc" 'BEGIN {exit !(a >= 40)}' || { echo "FAIL: resnet18 test accuracy $acc % < 40 % (running statistics not used?)"; fail=1; }
-run mpirun -np 2 --oversubscribe ./hpcnn-train "${bn[@]}" --train-limit 400 --test-limit 200 --output "$out/bn-mpi"
+run $MPIRUN -np 2 ./hpcnn-train "${bn[@]}" --train-limit 400 --test-limit 200 --output "$out/bn-mpi"
 got=$(./hpcnn-summary --format csv --columns ranks,test_eval,status "$out/bn-mpi" | tail -1)
 [ "$got" = "2,inference,ok" ] || { echo "FAIL: resnet18 on 2 ranks: ranks,test_eval,status = $got"; fail=1; }
 

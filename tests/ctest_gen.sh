@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Writes a CTestTestfile.cmake on stdout: one test per GoogleTest binary and per bash script, each
 # with its CTest LABELS.
-# usage: ctest_gen.sh BUILDDIR SRCDIR --label-names L... --programs P... --gpu-programs G...
-#                     --scripts S... --labels NAME:LABEL[,LABEL...]...
+# usage: ctest_gen.sh BUILDDIR SRCDIR [--mpiexec LAUNCHER] --label-names L... --programs P...
+#                     --gpu-programs G... --scripts S... --labels NAME:LABEL[,LABEL...]...
+# --mpiexec: the launcher of the MPI the build uses (configure's MPIEXEC), given to every test as
+# HPCNN_MPIEXEC (tests/script_lib.sh launches with it).
 # A --gpu-programs entry G is a second test, G_gpu, running "G --gpu" (its GPU backends; exit 77
 # without a GPU). A test's NAME is its file name without folder and .sh (G_gpu for "G --gpu").
 # It fails, saying why, when a test has no --labels entry, when a label is not one of
@@ -13,6 +15,8 @@ die() { echo "ctest_gen.sh: $*" >&2; exit 1; }
 names=() commands=()
 declare -A known=() labels=() seen=()
 mode=""
+mpiexec=""
+if [ "${1-}" = --mpiexec ]; then mpiexec=${2-}; shift 2; fi
 for arg in "$@"; do
   case "$arg" in
     --label-names) mode=n ;;
@@ -56,5 +60,5 @@ for i in "${!names[@]}"; do
   echo "add_test($name ${commands[$i]})"
   echo "set_tests_properties($name PROPERTIES SKIP_RETURN_CODE 77 LABELS \"${labels[$name]}\"" \
        "WORKING_DIRECTORY \"$builddir\"" \
-       "ENVIRONMENT \"HPCNN_BUILDDIR=$builddir;HPCNN_SRCDIR=$srcdir;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1\")"
+       "ENVIRONMENT \"HPCNN_BUILDDIR=$builddir;HPCNN_SRCDIR=$srcdir;HPCNN_MPIEXEC=$mpiexec;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1\")"
 done

@@ -55,7 +55,7 @@ check_points hpcnn-train "$out/train"
 
 # Two ranks: the ranks keep exchanging after the loss turns non-finite (stopping one would hang
 # the other) and agree on `diverged` at the end of the point.
-stderr=$(timeout 300 mpirun -np 2 --oversubscribe ./hpcnn-scale --model lenet5 --backend "$backends" --exchange mpi \
+stderr=$(timeout 300 $MPIRUN -np 2 ./hpcnn-scale --model lenet5 --backend "$backends" --exchange mpi \
   --lr 1e6,0.01 --threads 1 --batch 16 --iters 5 --warmup 1 --output "$out/scale" 2>&1 >"$out/scale.log"); status=$?
 cat "$out/scale.log"; echo "$stderr"
 check_run hpcnn-scale "$status" "$(cat "$out/scale.log")" "$stderr" "$nb"

@@ -5,7 +5,7 @@
 # hpcnn-scale --preflight prints one row per rank under mpirun -np 2, saying "no GPU" and
 # exiting 0 where there is none (and 1 when a GPU was asked for).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
-MPI="timeout 120 mpirun --oversubscribe"
+MPI="timeout 120 $MPIRUN"
 # Under mpirun, mpirun may add its own notice: expect_error counts only the suites' lines.
 error_lines='^hpcnn-'
 

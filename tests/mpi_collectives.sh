@@ -4,6 +4,6 @@
 # bounded by `timeout` so a deadlock fails the test instead of hanging CTest.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 for np in 1 2 3 4; do
-  run timeout 180 mpirun -np "$np" --oversubscribe ./tests/test_collectives
+  run timeout 180 $MPIRUN -np "$np" ./tests/test_collectives
 done
 exit $fail

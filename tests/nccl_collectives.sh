@@ -10,7 +10,7 @@
 #   - with a cuda backend in the build: hpcnn-scale trains with nccl on device memory and with
 #     ring staged through the host, and records which.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
-MPI="timeout 300 mpirun --oversubscribe"
+MPI="timeout 300 $MPIRUN"
 if [ ! -x ./tests/test_nccl ]; then
   echo "SKIPPED: this build has no CUDA (tests/test_nccl is not built)"
   exit 77

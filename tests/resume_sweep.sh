@@ -104,13 +104,13 @@ timeout 30 tail --pid=$pid -f /dev/null; wait $pid; st=$?
   { echo "FAIL: two signals left: $(ls -A "$out/d")"; fail=1; }
 
 # ---- SIGUSR1 to mpirun at np 3: every rank stops together ----------------------------------------
-mpirun -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 >/dev/null 2>"$out/m.err" &
+$MPIRUN -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 >/dev/null 2>"$out/m.err" &
 pid=$!
 started+=($pid)
 if wait_for "$out/m/.hpcnn-train-job5.journal/point-000000.h5"; then kill -USR1 $pid; fi
 timeout 60 tail --pid=$pid -f /dev/null; wait $pid; st=$?
 grep -q "interrupted by signal 10" "$out/m.err" || { echo "FAIL: np 3 SIGUSR1 (exit $st): $(cat "$out/m.err")"; fail=1; }
 [ -z "$(leftovers "$out/m")" ] || { echo "FAIL: np 3 SIGUSR1 left $(leftovers "$out/m")"; fail=1; }
-run mpirun -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 --resume
+run $MPIRUN -np 3 ./hpcnn-train "${long[@]}" --output "$out/m" --run-id job5 --resume
 [ "$(csv "$out/m" | grep -c ',3,ok,')" = 4 ] || { echo "FAIL: the resumed np 3 run has not 4 points of 3 ranks:"; csv "$out/m"; fail=1; }
 exit $fail

@@ -48,7 +48,7 @@ compare() {
 # 256 images in batches of 32: 8 steps per epoch (np 2, batch 16: 8 too).
 data=(--data fashion-mnist --train-limit 256 --test-limit 64 --epochs 4 --threads 1)
 check lenet5 2,16 -- "${data[@]}" --model lenet5 --backend $backend --batch 32
-check resnet18 2,16 mpirun -np 2 -- "${data[@]}" --model resnet18 --image-size 32 --backend $backend --batch 16
+check resnet18 2,16 $MPIRUN -np 2 -- "${data[@]}" --model resnet18 --image-size 32 --backend $backend --batch 16
 # Every 5 steps: the second checkpoint is at step 10, inside the second epoch (batch 2 of 8).
 checkpoints=(--checkpoint-every 5 --checkpoint-unit step)
 check lenet5-steps 1,10 -- "${data[@]}" --model lenet5 --backend $backend --batch 32
@@ -57,14 +57,14 @@ check lenet5-steps 1,10 -- "${data[@]}" --model lenet5 --backend $backend --batc
 # after a checkpoint of that step; exit 75; --resume continues bit-identically. np 2; SIGTERM to
 # rank 0 at step 12 (HPCNN_TEST_FAULT), i.e. after 4 of the second epoch's 8 steps.
 name=signal
-run mpirun -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend --batch 16 \
+run $MPIRUN -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend --batch 16 \
   --output "$out/$name-full" --run-id full --quiet
-HPCNN_TEST_FAULT=term,iteration,12,0 mpirun -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend \
+HPCNN_TEST_FAULT=term,iteration,12,0 $MPIRUN -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend \
   --batch 16 --checkpoint-every 1 --output "$out/$name" --run-id cut --quiet >/dev/null 2>"$out/$name.err"
 st=$?
 [ $st = 75 ] && grep -q "interrupted by signal 15" "$out/$name.err" ||
   { echo "FAIL: SIGTERM within an epoch: exit $st: $(cat "$out/$name.err")"; fail=1; }
-run mpirun -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend --batch 16 --checkpoint-every 1 \
+run $MPIRUN -np 2 ./hpcnn-train "${data[@]}" --model lenet5 --backend $backend --batch 16 --checkpoint-every 1 \
   --output "$out/$name" --run-id cut --resume --quiet
 compare "$name" 1,12
 

@@ -4,7 +4,7 @@
 # damaged element (exit 1, wrong > 0); bad input (exit 2, one line); and a rank that dies mid-run
 # ending the whole job with an error within 60 s instead of hanging.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
-MPI="timeout 120 mpirun --oversubscribe"
+MPI="timeout 120 $MPIRUN"
 small="--model lenet5 --backend reference --batch 4 --iters 4 --warmup 1 --quiet"
 
 # Allreduce exchange, weak and strong scaling, with the in-job 1-rank baseline.
@@ -38,7 +38,7 @@ head -1 <<<"$csv" | grep -qx 'exchange,ranks,size_bytes,time_avg_us,time_min_us,
 [ "$(tail -n +2 <<<"$csv" | grep -c ',0$')" = 12 ] || { echo "FAIL: expected 12 rows with wrong = 0"; fail=1; }
 
 # A damaged element must be counted and fail the run.
-HPCNN_TEST_CORRUPT_ELEMENT=5 $MPI -np 2 -x HPCNN_TEST_CORRUPT_ELEMENT ./hpcnn-allreduce --exchange ring --sizes 1K --iters 2 --warmup 0 --quiet --output "$out/bad" 2>"$out/err"
+HPCNN_TEST_CORRUPT_ELEMENT=5 $MPI -np 2 ./hpcnn-allreduce --exchange ring --sizes 1K --iters 2 --warmup 0 --quiet --output "$out/bad" 2>"$out/err"
 status=$?
 cat "$out/err"
 [ "$status" = 1 ] || { echo "FAIL: a wrong element gave exit $status, want 1"; fail=1; }
@@ -60,7 +60,7 @@ expect_error 2 "--batch 5" -- $MPI -np 2 ./hpcnn-scale --model lenet5 --backend 
 # within 60 s (the other ranks are inside an allreduce or a barrier waiting for it).
 for scheme in ring ps-sync; do
   start=$(date +%s)
-  HPCNN_TEST_EXIT_AT=1:2 timeout 60 mpirun --oversubscribe -np 3 -x HPCNN_TEST_EXIT_AT ./hpcnn-scale $small --iters 50 \
+  HPCNN_TEST_EXIT_AT=1:2 timeout 60 $MPIRUN -np 3 ./hpcnn-scale $small --iters 50 \
     --exchange $scheme --output "$out/dies" > "$out/dies.log" 2>&1
   status=$? elapsed=$(( $(date +%s) - start ))
   tail -3 "$out/dies.log"

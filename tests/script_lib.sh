@@ -7,6 +7,15 @@ cd "${HPCNN_BUILDDIR:?}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
+# $MPIRUN: the launcher of the MPI this build uses (configure's MPIEXEC, which CTest hands over as
+# HPCNN_MPIEXEC; mpirun when run by hand) with what it needs to start more ranks than this machine
+# has cores, for `$MPIRUN -np N CMD...` (under timeout too). On one machine Open MPI and Hydra
+# (MPICH) both hand every rank the launcher's environment: no -x needed.
+source "${HPCNN_SRCDIR:?}/jobscripts/mpi_launcher.sh"
+mpi_kind=$(mpi_launcher_kind "${HPCNN_MPIEXEC:-mpirun}")
+MPIRUN="${HPCNN_MPIEXEC:-mpirun} $(mpi_oversubscribe_opts "$mpi_kind")"
+# The job scripts the tests run launch with it too (jobscripts/common.sh).
+export HPCNN_MPIRUN=${HPCNN_MPIEXEC:-mpirun}
 run() {
   echo "+ $*"
   "$@" || { local status=$?; echo "FAIL: $* exited $status$([ $status = 124 ] && echo ' (timed out)')"; fail=1; }

@@ -6,7 +6,7 @@ source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 5 --warmup 2 --output "$out/single" --quiet
 run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --threads 1 --iters 5 --warmup 2 --output "$out/single" --quiet
-run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --output "$out/mpi" --quiet
+run $MPIRUN -np 2 ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --output "$out/mpi" --quiet
 n=$(ls "$out/single"/*.h5 | wc -l); [ "$n" = 2 ] || { echo "FAIL: expected 2 files in single/, got $n"; fail=1; }
 [ -z "$(ls -A "$out/single" | grep -v '\.h5$')" ] || { echo "FAIL: stray files: $(ls -A "$out/single")"; fail=1; }
 for f in "$out"/single/*.h5 "$out"/mpi/*.h5; do

@@ -8,7 +8,7 @@
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
-run mpirun -np 2 --oversubscribe ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --repeat 2 --profile ops --output "$out/two" --quiet
+run $MPIRUN -np 2 ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --repeat 2 --profile ops --output "$out/two" --quiet
 run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --profile ops --output "$out/one" --quiet
 for f in "$out"/one/*.h5 "$out"/two/*.h5; do run ./tests/result_checker "$f"; done
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A second MPI (issue 18): the sources as a release carries them (make distdir: configure
+# included) configured out of tree against Debian's MPICH with MPICC=mpicc.mpich, which must find
+# MPICH's own launcher (mpiexec.mpich, beside the wrapper) for the tests; the executables linked
+# with MPICH and not Open MPI; and that build's quick MPI tests (ctest -L mpi, not slow, gpu or
+# cluster) run with MPICH's launcher. Skipped without mpicc.mpich (apt-get install mpich
+# libmpich-dev). Only the reference backend is built, to keep it short: the MPI code is the same
+# for every backend.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+command -v mpicc.mpich >/dev/null || { echo "SKIP: no mpicc.mpich (apt-get install mpich libmpich-dev)"; exit 77; }
+make=${MAKE:-make}
+jobs=$(nproc)
+src=$out/src build=$out/build
+
+step() {  # step WHAT LOG CMD...: CMD's output to LOG, shown and the test ended if CMD fails
+  local what=$1 log=$2; shift 2
+  if "$@" >"$log" 2>&1; then echo "ok:   $what"; else echo "FAIL: $what:"; tail -40 "$log"; exit 1; fi
+}
+step "make distdir" "$out/distdir.log" "$make" -s distdir distdir="$src" top_distdir="$src"
+mkdir -p "$build" && cd "$build" || exit 1
+step "configure MPICC=mpicc.mpich (out of tree)" "$out/configure.log" "$src/configure" MPICC=mpicc.mpich \
+  --without-dnnl --without-openblas --without-eigen --without-cuda --without-cudnn --without-nccl \
+  --without-gbench FUZZ_CXX=no
+mpiexec=$(sed -n 's/^MPIEXEC = //p' Makefile)
+real=$(readlink -f "$mpiexec")
+[ "$(mpi_launcher_kind "$mpiexec")" = hydra ] && [ "${real##*/}" != orterun ] ||
+  { echo "FAIL: configure MPICC=mpicc.mpich chose the launcher '$mpiexec' ($real), not MPICH's"; exit 1; }
+echo "ok:   the tests' launcher is $mpiexec"
+step "make -j$jobs" "$out/make.log" "$make" -j"$jobs"
+libs=$(ldd ./hpcnn-scale)
+grep -q 'libmpich' <<<"$libs" && ! grep -q 'libmpi\.so' <<<"$libs" ||
+  { echo "FAIL: hpcnn-scale is not linked with MPICH alone:"; grep -i mpi <<<"$libs"; fail=1; }
+# The tests of this build, launched with its mpiexec (CTestTestfile.cmake hands it over).
+run "$make" -j"$jobs" check CTEST_FLAGS="-L mpi -LE 'slow|gpu|cluster|build'"
+exit $fail
