@@ -57,6 +57,8 @@ class Hpcnn(AutotoolsPackage, CudaPackage):
             Executable(spec["autoconf"].prefix.bin.autoreconf)("-fi")
 
     def configure_args(self):
+        # MPI: configure takes its flags from $MPICC, which the mpi provider sets to its wrapper
+        # in the build environment (--with-mpi is the fallback).
         spec = self.spec
         args = [
             f"--with-mpi={spec['mpi'].prefix}",
