@@ -17,8 +17,7 @@
 #  5. bad input: gzip files without --cache, a batch larger than the set: one line, exit 2.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 error_lines='^hpcnn-'
-export OMPI_MCA_rmaps_base_oversubscribe=1
-mpi=(mpirun --oversubscribe)
+mpi=(timeout 300 $MPIRUN)  # the launcher of this build's MPI (script_lib.sh), oversubscribing
 # Field $2 (by header name) of CSV line $3 of text $1.
 col() { awk -F, -v name="$2" -v line="$3" 'NR==1 {for (i = 1; i <= NF; i++) if ($i == name) c = i} NR==line {print $c}' <<<"$1"; }
 # Relative difference of the columns of two CSV texts (same rows) above $3: prints the first such.
