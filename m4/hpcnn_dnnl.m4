@@ -1,7 +1,13 @@
 # hpcnn_dnnl.m4: HPCNN_CHECK_DNNL, oneDNN (the dnnl backend). Optional.
 # Tries pkg-config dnnl, then DIR/include + DIR/lib(64) (or the default search paths) with -ldnnl.
-# Sets DNNL_CPPFLAGS, DNNL_LDFLAGS, DNNL_LIBS, HAVE_DNNL.
-m4_define([hpcnn_dnnl_prog], [[#include <oneapi/dnnl/dnnl.hpp>]])
+# Sets DNNL_CPPFLAGS, DNNL_LDFLAGS, DNNL_LIBS, HAVE_DNNL. oneDNN 2.6 or newer, v2 or v3 API
+# (kernels/dnnl/compat.hpp); the version of the headers found goes into the configure summary.
+# A prefix without pkg-config files works with --with-dnnl=DIR: PyPI's onednn-devel-cpu-gomp
+# wheel installed into a venv DIR puts DIR/include/oneapi and DIR/lib/libdnnl.so there.
+m4_define([hpcnn_dnnl_prog], [[#include <oneapi/dnnl/dnnl.hpp>
+#if DNNL_VERSION_MAJOR < 2 || (DNNL_VERSION_MAJOR == 2 && DNNL_VERSION_MINOR < 6)
+#error "hpcnn needs oneDNN 2.6 or newer"
+#endif]])
 m4_define([hpcnn_dnnl_body], [[dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng); s.wait(); return (int) dnnl_version()->major < 0;]])
 
@@ -20,5 +26,20 @@ AS_IF([test "$hpcnn_DNNL_want" != no], [
     HPCNN_TRY([DNNL], [system (-ldnnl)], [], [], [-ldnnl], [hpcnn_dnnl_prog], [hpcnn_dnnl_body])
   ])
 ])
-HPCNN_DEP_DONE([DNNL], [oneDNN], [oneapi/dnnl/dnnl.hpp and libdnnl], [Debian/Ubuntu: libdnnl-dev])
+AS_IF([test "$hpcnn_have_DNNL" = yes], [HPCNN_DNNL_VERSION])
+HPCNN_DEP_DONE([DNNL], [oneDNN], [oneapi/dnnl/dnnl.hpp and libdnnl, 2.6 or newer], [Debian/Ubuntu: libdnnl-dev])
+])
+
+# HPCNN_DNNL_VERSION: appends the headers' oneDNN version (DNNL_VERSION_MAJOR.MINOR) to the
+# summary's "where", so a build against a second oneDNN says which one it has.
+AC_DEFUN([HPCNN_DNNL_VERSION], [
+hpcnn_save_CPPFLAGS=$CPPFLAGS
+CPPFLAGS="$CPPFLAGS $DNNL_CPPFLAGS"
+AC_LANG_PUSH([C++])
+AC_COMPUTE_INT([hpcnn_dnnl_major], [DNNL_VERSION_MAJOR], [#include <oneapi/dnnl/dnnl_version.h>], [hpcnn_dnnl_major=])
+AC_COMPUTE_INT([hpcnn_dnnl_minor], [DNNL_VERSION_MINOR], [#include <oneapi/dnnl/dnnl_version.h>], [hpcnn_dnnl_minor=])
+AC_LANG_POP([C++])
+CPPFLAGS=$hpcnn_save_CPPFLAGS
+AS_IF([test -n "$hpcnn_dnnl_major"],
+  [hpcnn_DNNL_where="$hpcnn_DNNL_where (oneDNN $hpcnn_dnnl_major.$hpcnn_dnnl_minor)"])
 ])

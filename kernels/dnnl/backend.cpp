@@ -23,22 +23,6 @@ std::string version_string() {
   return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
-const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "unknown";
-  }
-}
-
 class DnnlBackend final : public CpuBackend {
  public:
   DnnlBackend() : ctx_(std::make_shared<Context>()), copier_(ctx_) {
@@ -131,7 +115,7 @@ class DnnlBackend final : public CpuBackend {
 
   LibraryVersions versions() const override {
     return {{"oneDNN", version_string()},
-            {"oneDNN_isa", isa_name(dnnl::get_effective_cpu_isa())},
+            {"oneDNN_isa", compat::isa_name(dnnl::get_effective_cpu_isa())},
             {"oneDNN_conv_algorithm",
              ctx_->conv_algorithm == ConvAlgorithm::Auto ? "auto (winograd for 3x3/s1)" : "direct"}};
   }

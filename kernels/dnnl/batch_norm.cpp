@@ -28,8 +28,7 @@ class BatchNormOp final : public Op {
     if (relu) flags = flags | normalization_flags::fuse_norm_relu;
     const auto fwd_flags = train_ ? flags : flags | normalization_flags::use_global_stats;
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
-    fwd_pd_ = batch_normalization_forward::primitive_desc(
-        batch_normalization_forward::desc(prop, data, node.attr.eps, fwd_flags), c->engine);
+    fwd_pd_ = compat::bnorm_forward(c->engine, prop, data, node.attr.eps, fwd_flags);
     fwd_ = batch_normalization_forward(fwd_pd_);
     const memory::desc cdesc({channels_}, dt::f32, tag::x);
     src_in_ = Converter(c, data);
@@ -49,9 +48,7 @@ class BatchNormOp final : public Op {
     mean_.reserve(channels_ * sizeof(float));
     var_.reserve(channels_ * sizeof(float));
 
-    bwd_pd_ = batch_normalization_backward::primitive_desc(
-        batch_normalization_backward::desc(prop_kind::backward, data, data, node.attr.eps, flags),
-        c->engine, fwd_pd_);
+    bwd_pd_ = compat::bnorm_backward(c->engine, data, node.attr.eps, flags, fwd_pd_);
     bwd_ = batch_normalization_backward(bwd_pd_);
     diff_dst_in_ = Converter(c, data);
     diff_src_out_ = Converter(c, data);
@@ -100,10 +97,11 @@ class BatchNormOp final : public Op {
         {DNNL_ARG_VARIANCE, var_m_.bind(var_.data())},
         {DNNL_ARG_DIFF_DST, diff_dst_m_.bind(diff_dst_in_.get(*x.diff_dst))},
         {DNNL_ARG_SCALE, scale_m_.bind(x.weights)},
-        {DNNL_ARG_SHIFT, shift_m_.bind(x.weights + channels_)},  // 2.6 checks it is given
         {DNNL_ARG_DIFF_SRC, diff_src_m_.bind(out)},
         {DNNL_ARG_DIFF_SCALE, dscale_m_.bind(x.diff_weights)},
         {DNNL_ARG_DIFF_SHIFT, dshift_m_.bind(x.diff_weights + channels_)}};
+    // 2.6 checks that the shift is given; 3.x refuses it (the backward does not read it).
+    if (compat::kBnormBackwardTakesShift) args[DNNL_ARG_SHIFT] = shift_m_.bind(x.weights + channels_);
     if (has_ws_) args[DNNL_ARG_WORKSPACE] = ws_m_.bind(ws_.data());
     execute(*ctx_, bwd_, args);
     if (ds) diff_src_out_.finish(*ds);

@@ -38,11 +38,8 @@ class ConvOp final : public Op {
     // Activation formats: the primitive's choice (blocked nChw16c/8c on x86), or channels-last.
     memory::desc src_fmt = any_desc(in), dst_fmt = any_desc(out);
     auto make_fwd = [&] {
-      auto d = bias_ ? convolution_forward::desc(prop, alg_, src_fmt, w_any, b_desc, dst_fmt,
-                                                 strides, pad_l, pad_r)
-                     : convolution_forward::desc(prop, alg_, src_fmt, w_any, dst_fmt, strides,
-                                                 pad_l, pad_r);
-      return convolution_forward::primitive_desc(d, relu_post_op(relu_), c->engine);
+      return compat::conv_forward(c->engine, prop, alg_, src_fmt, w_any, bias_ ? b_desc : memory::desc(),
+                                  dst_fmt, strides, pad_l, pad_r, relu_post_op(relu_));
     };
     // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
     // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
@@ -88,9 +85,8 @@ class ConvOp final : public Op {
     // the forward's nchw src would get only the reference implementation; a blocked diff_src
     // plus one reorder is much faster). A channels-last layer keeps channels-last gradients.
     auto make_bd = [&](const memory::desc& diff_src_d, const memory::desc& diff_dst_d) {
-      auto d = convolution_backward_data::desc(alg_, diff_src_d, w_any, diff_dst_d, strides,
-                                               pad_l, pad_r);
-      return convolution_backward_data::primitive_desc(d, c->engine, fwd_pd_);
+      return compat::conv_backward_data(c->engine, alg_, diff_src_d, w_any, diff_dst_d, strides,
+                                        pad_l, pad_r, fwd_pd_);
     };
     bwd_data_pd_ = make_bd(src_fmt, fwd_pd_.dst_desc());
     if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(in), any_desc(out));
@@ -106,12 +102,9 @@ class ConvOp final : public Op {
     // optimized implementation for them, else with the formats it prefers (small-channel layers
     // with a plain src would otherwise get the reference implementation).
     auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
-      auto d = conv_bias_ ? convolution_backward_weights::desc(alg_, src_d,
-                                                          w_any, b_desc, diff_dst_d, strides, pad_l,
-                                                          pad_r)
-                     : convolution_backward_weights::desc(alg_, src_d,
-                                                          w_any, diff_dst_d, strides, pad_l, pad_r);
-      return convolution_backward_weights::primitive_desc(d, c->engine, fwd_pd_);
+      return compat::conv_backward_weights(c->engine, alg_, src_d, w_any,
+                                           conv_bias_ ? b_desc : memory::desc(), diff_dst_d,
+                                           strides, pad_l, pad_r, fwd_pd_);
     };
     bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), fwd_pd_.dst_desc());
     if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(in), any_desc(out));
@@ -174,7 +167,7 @@ class ConvOp final : public Op {
     if (folded_version_ && x.params_version == folded_version_) return folded_.data();
     if (!x.bn_weights || !x.bn_mean || !x.bn_var)
       throw std::logic_error("dnnl conv: folded batch norm without its parameters in the context");
-    const auto oc = static_cast<std::size_t>(w_plain_.dims()[0]);
+    const auto oc = static_cast<std::size_t>(compat::dims_of(w_plain_)[0]);
     const std::size_t per = weight_count_ / oc;
     float* out = folded_.reserve((weight_count_ + oc) * sizeof(float));
     for (std::size_t o = 0; o < oc; ++o) {

@@ -15,15 +15,13 @@ class EltwiseOp final : public Op {
     dst.layout = make_layout(data, dst.shape);
     const algorithm alg = tanh_ ? algorithm::eltwise_tanh_use_dst_for_bwd : algorithm::eltwise_relu;
     const auto prop = mode == Mode::Train ? prop_kind::forward_training : prop_kind::forward_inference;
-    fwd_pd_ = eltwise_forward::primitive_desc(eltwise_forward::desc(prop, alg, data, 0.f, 0.f),
-                                              c->engine);
+    fwd_pd_ = compat::eltwise_forward(c->engine, prop, alg, data);
     fwd_ = eltwise_forward(fwd_pd_);
     src_in_ = Converter(c, data);
     src_m_ = Mem(*c, data);
     dst_m_ = Mem(*c, data);
     if (mode != Mode::Train) return;
-    bwd_ = eltwise_backward(eltwise_backward::primitive_desc(
-        eltwise_backward::desc(alg, data, data, 0.f, 0.f), c->engine, fwd_pd_));
+    bwd_ = eltwise_backward(compat::eltwise_backward(c->engine, alg, data, fwd_pd_));
     diff_dst_in_ = Converter(c, data);
     diff_src_out_ = Converter(c, data);
     diff_dst_m_ = Mem(*c, data);
@@ -65,7 +63,7 @@ primitive_attr relu_post_op(bool relu) {
   primitive_attr attr;
   if (!relu) return attr;
   post_ops ops;
-  ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  compat::append_relu(ops);
   attr.set_post_ops(ops);
   return attr;
 }
@@ -74,10 +72,8 @@ FusedReluGrad::FusedReluGrad(const ContextPtr& c, const memory::desc& data)
     : ctx_(c), bytes_(data.get_size()) {
   // relu_use_dst_for_bwd: the mask comes from the fused op's output (its input is never stored).
   const auto alg = algorithm::eltwise_relu_use_dst_for_bwd;
-  const eltwise_forward::primitive_desc hint(
-      eltwise_forward::desc(prop_kind::forward_training, alg, data, 0.f, 0.f), c->engine);
-  bwd_ = eltwise_backward(eltwise_backward::primitive_desc(
-      eltwise_backward::desc(alg, data, data, 0.f, 0.f), c->engine, hint));
+  const auto hint = compat::eltwise_forward(c->engine, prop_kind::forward_training, alg, data);
+  bwd_ = eltwise_backward(compat::eltwise_backward(c->engine, alg, data, hint));
   dst_m_ = Mem(*c, data);
   diff_dst_m_ = Mem(*c, data);
   diff_src_m_ = Mem(*c, data);

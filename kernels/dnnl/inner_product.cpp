@@ -24,10 +24,9 @@ class InnerProductOp final : public Op {
                        b_d({outs}, dt::f32, tag::x), dst_d({in.n, outs}, dt::f32, tag::nc);
     w_plain_ = memory::desc(wdims, dt::f32, tag::oihw);
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
+    const memory::desc bias_d = bias_ ? b_d : memory::desc();
     auto make_fwd = [&](const memory::desc& s, const memory::desc& w) {
-      auto d = bias_ ? inner_product_forward::desc(prop, s, w, b_d, dst_d)
-                     : inner_product_forward::desc(prop, s, w, dst_d);
-      return inner_product_forward::primitive_desc(d, relu_post_op(relu_), c->engine);
+      return compat::ip_forward(c->engine, prop, s, w, bias_d, dst_d, relu_post_op(relu_));
     };
     // Plain src and plain (canonical) weights first: a GEMM on them needs no weight reorders, which
     // for large layers (AlexNet's 4096x4096) cost about as much as the GEMM, while reordering the
@@ -53,8 +52,7 @@ class InnerProductOp final : public Op {
 
     // Backward in the forward's formats when that has an optimized implementation.
     auto make_bd = [&](const memory::desc& w) {
-      return inner_product_backward_data::primitive_desc(
-          inner_product_backward_data::desc(fwd_pd_.src_desc(), w, dst_d), c->engine, fwd_pd_);
+      return compat::ip_backward_data(c->engine, fwd_pd_.src_desc(), w, dst_d, fwd_pd_);
     };
     bd_pd_ = make_bd(w_fwd);
     if (is_reference_impl(bd_pd_)) bd_pd_ = make_bd(w_any);
@@ -65,9 +63,7 @@ class InnerProductOp final : public Op {
     bd_diff_src_m_ = Mem(*c, bd_pd_.diff_src_desc());
 
     auto make_bw = [&](const memory::desc& w) {
-      auto d = bias_ ? inner_product_backward_weights::desc(fwd_pd_.src_desc(), w, b_d, dst_d)
-                     : inner_product_backward_weights::desc(fwd_pd_.src_desc(), w, dst_d);
-      return inner_product_backward_weights::primitive_desc(d, c->engine, fwd_pd_);
+      return compat::ip_backward_weights(c->engine, fwd_pd_.src_desc(), w, bias_d, dst_d, fwd_pd_);
     };
     bw_pd_ = make_bw(w_fwd);
     if (is_reference_impl(bw_pd_)) bw_pd_ = make_bw(w_any);

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "kernels/dnnl/compat.hpp"
 
 #include "engine/backend.hpp"
 #include "engine/tensor.hpp"

@@ -15,10 +15,8 @@ class LrnOp final : public Op {
     const memory::desc data = desc_of(src);
     dst.layout = make_layout(data, dst.shape);
     const auto prop = mode == Mode::Train ? prop_kind::forward_training : prop_kind::forward_inference;
-    fwd_pd_ = lrn_forward::primitive_desc(
-        lrn_forward::desc(prop, algorithm::lrn_across_channels, data, a.lrn_size, a.lrn_alpha,
-                          a.lrn_beta, a.lrn_k),
-        c->engine);
+    const compat::LrnParams p{a.lrn_size, a.lrn_alpha, a.lrn_beta, a.lrn_k};
+    fwd_pd_ = compat::lrn_forward(c->engine, prop, algorithm::lrn_across_channels, data, p);
     fwd_ = lrn_forward(fwd_pd_);
     src_in_ = Converter(c, data);
     src_m_ = Mem(*c, data);
@@ -30,10 +28,7 @@ class LrnOp final : public Op {
       has_ws_ = true;
     }
     if (mode != Mode::Train) return;
-    bwd_ = lrn_backward(lrn_backward::primitive_desc(
-        lrn_backward::desc(algorithm::lrn_across_channels, data, data, a.lrn_size, a.lrn_alpha,
-                           a.lrn_beta, a.lrn_k),
-        c->engine, fwd_pd_));
+    bwd_ = lrn_backward(compat::lrn_backward(c->engine, algorithm::lrn_across_channels, data, p, fwd_pd_));
     diff_dst_in_ = Converter(c, data);
     diff_src_out_ = Converter(c, data);
     diff_dst_m_ = Mem(*c, data);

@@ -46,8 +46,7 @@ class AddOp final : public Op {
     dst.shape = batch_shape(node, src);
     const memory::desc d0 = desc_of(*src[0]);
     dst.layout = make_layout(d0, dst.shape);
-    add_ = binary(binary::primitive_desc(binary::desc(algorithm::binary_add, d0, d0, d0),
-                                         relu_post_op(relu), c->engine));
+    add_ = binary(compat::binary(c->engine, algorithm::binary_add, d0, d0, d0, relu_post_op(relu)));
     if (relu && mode == Mode::Train) relu_grad_ = FusedReluGrad(c, d0);
     a_in_ = Converter(c, d0);
     b_in_ = Converter(c, d0);

@@ -28,9 +28,8 @@ class PoolingOp final : public Op {
                                 (out.w - 1) * strides[1] + kernel[1] - in.w - pad_l[1]};
     const memory::desc data = desc_of(src);
     const auto prop = mode == Mode::Train ? prop_kind::forward_training : prop_kind::forward_inference;
-    fwd_pd_ = pooling_forward::primitive_desc(
-        pooling_forward::desc(prop, alg, data, any_desc(out), strides, kernel, pad_l, pad_r),
-        c->engine);
+    fwd_pd_ = compat::pooling_forward(c->engine, prop, alg, data, any_desc(out), strides, kernel,
+                                      pad_l, pad_r);
     fwd_ = pooling_forward(fwd_pd_);
     dst.layout = make_layout(fwd_pd_.dst_desc(), out);
     src_in_ = Converter(c, data);
@@ -43,9 +42,8 @@ class PoolingOp final : public Op {
       has_ws_ = true;
     }
     if (mode != Mode::Train) return;
-    bwd_ = pooling_backward(pooling_backward::primitive_desc(
-        pooling_backward::desc(alg, data, fwd_pd_.dst_desc(), strides, kernel, pad_l, pad_r),
-        c->engine, fwd_pd_));
+    bwd_ = pooling_backward(compat::pooling_backward(c->engine, alg, data, fwd_pd_.dst_desc(), strides,
+                                                     kernel, pad_l, pad_r, fwd_pd_));
     diff_dst_in_ = Converter(c, fwd_pd_.dst_desc());
     diff_src_out_ = Converter(c, data);
     diff_dst_m_ = Mem(*c, fwd_pd_.dst_desc());
