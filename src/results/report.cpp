@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/errors.hpp"
+#include "results/trend.hpp"
 
 namespace hpcnn {
 
@@ -235,8 +236,10 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
   return s.str();
 }
 
-void plot_rows(const std::string& table, const std::vector<Record>& rows, const std::string& file) {
-  const std::string script = gnuplot_script(table, rows, file);
+namespace {
+
+// Runs gnuplot on the script (which names the output file).
+void run_gnuplot(const std::string& script, const std::string& file) {
   bool found = false;
   if (const char* path = std::getenv("PATH")) {
     std::stringstream dirs(path);
@@ -251,6 +254,59 @@ void plot_rows(const std::string& table, const std::vector<Record>& rows, const 
   const int status = pclose(p);
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw RuntimeError("--plot: gnuplot failed writing " + file);
+}
+
+}  // namespace
+
+void plot_rows(const std::string& table, const std::vector<Record>& rows, const std::string& file) {
+  run_gnuplot(gnuplot_script(table, rows, file), file);
+}
+
+std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const std::string& file) {
+  const bool svg = file.size() > 4 && file.compare(file.size() - 4, 4, ".svg") == 0;
+  const bool png = file.size() > 4 && file.compare(file.size() - 4, 4, ".png") == 0;
+  if (!svg && !png) throw UsageError("--plot: '" + file + "' must end in .png or .svg");
+  if (trends.empty()) throw RuntimeError("--plot: no point has a history to plot");
+  const int height = 80 + 240 * static_cast<int>(trends.size());
+  std::ostringstream s;
+  s << (svg ? "set terminal svg size 1000," : "set terminal pngcairo size 1000,") << height << (svg ? " dynamic\n" : "\n");
+  s << "set output " << quoted(file) << "\nset grid\nset key outside right top\n"
+    << "set xdata time\nset timefmt '%s'\nset format x '%m-%d'\n"
+    << "set multiplot layout " << trends.size() << ",1 title 'hpcnn trends: metric per run, the band it was judged "
+       "against, flagged runs'\n";
+  int n = 0;
+  for (const PointTrend& t : trends) {
+    // Columns: time, value, band low, band high, flagged value (or NaN).
+    const std::string block = "$t" + std::to_string(n++);
+    s << block << " << EOD\n";
+    for (const TrendNight& night : t.nights) {
+      const auto when = iso_epoch_seconds(night.time);
+      if (!when || !night.value) continue;
+      const bool judged = night.center && night.band;
+      const bool flagged = night.flag == NightFlag::Worse || night.flag == NightFlag::Status;
+      s << *when << " " << *night.value << " ";
+      if (judged)
+        s << *night.center - *night.band << " " << *night.center + *night.band;
+      else
+        s << "NaN NaN";
+      if (flagged)
+        s << " " << *night.value << "\n";
+      else
+        s << " NaN\n";
+    }
+    s << "EOD\n";
+    s << "set title " << quoted(t.settings + " [" + verdict_name(t.verdict) + (t.detail.empty() ? "" : " " + t.detail) + "]")
+      << " noenhanced\nset ylabel " << quoted(t.metric) << " noenhanced\n";
+    s << "plot " << block << " using 1:3:4 with filledcurves fillcolor rgb '#d0e0ff' title 'band', \\\n     " << block
+      << " using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#1f4e99' title " << quoted(t.metric) << " noenhanced, \\\n     "
+      << block << " using 1:5 with points pt 6 ps 1.8 lw 2 lc rgb '#d01010' title 'flagged'\n";
+  }
+  s << "unset multiplot\n";
+  return s.str();
+}
+
+void plot_trends(const std::vector<PointTrend>& trends, const std::string& file) {
+  run_gnuplot(trend_gnuplot_script(trends, file), file);
 }
 
 }  // namespace hpcnn

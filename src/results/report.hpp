@@ -34,4 +34,11 @@ double parse_tolerance(const std::string& text);
 std::string gnuplot_script(const std::string& table, const std::vector<Record>& rows, const std::string& file);
 void plot_rows(const std::string& table, const std::vector<Record>& rows, const std::string& file);
 
+// --plot with --trend (results/trend.hpp): one panel per point and metric: the metric over time,
+// the band each run was judged against (median of the runs before -+ band), flagged runs marked.
+// Throws RuntimeError when there is nothing to plot, gnuplot is missing or fails.
+struct PointTrend;
+std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const std::string& file);
+void plot_trends(const std::vector<PointTrend>& trends, const std::string& file);
+
 }  // namespace hpcnn

@@ -29,21 +29,6 @@ double t95(std::size_t df) {
   return df < sizeof table / sizeof table[0] ? table[df] : df < 30 ? 2.045 : df < 60 ? 2.00 : 1.96;
 }
 
-// What makes a point's figures untrustworthy, or "" when nothing does.
-std::string status_problem(const Record& row, bool ignore_outliers) {
-  // Wrong elements first: the most specific reason (such a point's status is failed too).
-  if (const auto wrong = row.number("wrong"); wrong && *wrong > 0) return row.text("wrong") + " wrong elements";
-  const std::string status = row.text("status");
-  if (!status.empty() && status != "ok") {
-    const std::string reason = row.text("status_reason");
-    return "status " + status + (reason.empty() ? "" : ": " + reason);
-  }
-  if (row.text("phase_check") == "failed") return "phase check failed (gap " + row.text("phase_gap_max") + ")";
-  if (const auto o = row.number("outlier_iters"); !ignore_outliers && o && *o > 0)
-    return row.text("outlier_iters") + " outlier iterations";
-  return {};
-}
-
 struct Group {
   std::string label, suite;
   std::vector<const Record*> rows;
@@ -74,7 +59,7 @@ std::optional<double> median_metric(const std::vector<const Record*>& rows, cons
 
 std::string first_problem(const std::vector<const Record*>& rows, bool ignore_outliers) {
   for (const Record* r : rows)
-    if (std::string p = status_problem(*r, ignore_outliers); !p.empty()) return p;
+    if (std::string p = point_problem(*r, ignore_outliers); !p.empty()) return p;
   return {};
 }
 
@@ -114,6 +99,20 @@ const char* verdict_name(Verdict v) {
     case Verdict::Status: return "STATUS";
   }
   return "?";
+}
+
+std::string point_problem(const Record& row, bool ignore_outliers) {
+  // Wrong elements first: the most specific reason (such a point's status is failed too).
+  if (const auto wrong = row.number("wrong"); wrong && *wrong > 0) return row.text("wrong") + " wrong elements";
+  const std::string status = row.text("status");
+  if (!status.empty() && status != "ok") {
+    const std::string reason = row.text("status_reason");
+    return "status " + status + (reason.empty() ? "" : ": " + reason);
+  }
+  if (row.text("phase_check") == "failed") return "phase check failed (gap " + row.text("phase_gap_max") + ")";
+  if (const auto o = row.number("outlier_iters"); !ignore_outliers && o && *o > 0)
+    return row.text("outlier_iters") + " outlier iterations";
+  return {};
 }
 
 std::optional<double> PointVerdict::ratio() const {

@@ -45,6 +45,9 @@ struct PointVerdict {
 // else busbw_gbs, else gflops) plus test_acc where the point trained on real data.
 std::vector<std::string> default_metrics(const Record& row);
 bool higher_is_better(const std::string& metric);  // false for times (unit s)
+// What makes a point's figures untrustworthy (wrong elements, a status other than ok, a failed
+// phase check, outlier iterations unless ignored), or "" when nothing does.
+std::string point_problem(const Record& row, bool ignore_outliers);
 
 // One verdict per matched point and metric, in the reference's key order, then points only now.
 // metrics empty: default_metrics() of each point.

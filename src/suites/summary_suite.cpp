@@ -17,6 +17,7 @@
 #include "results/result_file.hpp"
 #include "results/table.hpp"
 #include "results/table_presets.hpp"
+#include "results/trend.hpp"
 #include "results/verdict.hpp"
 
 #ifndef PACKAGE_VERSION
@@ -51,9 +52,15 @@ const std::vector<OptionSpec>& summary_options() {
         {"metric", OptType::String, false, "", "FIELD",
          "figure --compare checks (repeatable; default: img_per_s, else busbw_gbs, else gflops, plus test_acc; times "
          "are lower-is-better)"},
-        {"junit", OptType::String, false, "", "FILE", "with --compare: also write the verdicts as JUnit XML to FILE"},
+        {"junit", OptType::String, false, "", "FILE",
+         "with --compare or --trend: also write the verdicts as JUnit XML to FILE"},
+        {"trend", OptType::Int, false, "", "N",
+         "history instead of a table: every point and metric over the runs given, in time order, each run judged "
+         "against the N runs before it (median and MAD), the last 2N tested for a drift; exit 1 when a point's "
+         "latest run regressed (with --plot: the metric over time, its band, flagged runs)",
+         {}, 3, 1000},
         {"ignore-outliers", OptType::Flag, false, "", "",
-         "with --compare: outlier iterations in a point are not a failure (noisy shared machines)"},
+         "with --compare or --trend: outlier iterations in a point are not a failure (noisy shared machines)"},
         {"help", OptType::Flag, false, "", "", "print this help and the available fields, then exit"},
         {"version", OptType::Flag, false, "", "", "print the version, then exit"},
         {"files", OptType::String, false, "", "FILE|DIR", "result files, or folders searched for *.h5"},
@@ -78,6 +85,7 @@ struct Config {
   std::string plot, compare, junit;
   std::vector<std::string> metrics;  // empty: each point's default_metrics()
   Tolerances tolerances;
+  std::size_t trend = 0;  // --trend N; 0: no trend
 };
 
 const TablePreset& table_named(const std::string& name) {
@@ -122,8 +130,12 @@ Config config_from(const Options& o) {
       c.metrics.push_back(m);
     }
   c.tolerances.ignore_outliers = o.flag("ignore-outliers");
+  if (o.has("trend")) {
+    c.trend = static_cast<std::size_t>(o.integer("trend"));
+    if (o.has("compare")) throw UsageError("--trend and --compare: choose one (--trend judges each run by the runs before it)");
+  }
   if (o.has("junit")) {
-    if (!o.has("compare")) throw UsageError("--junit needs --compare (the verdicts it writes)");
+    if (!o.has("compare") && !o.has("trend")) throw UsageError("--junit needs --compare or --trend (the verdicts it writes)");
     c.junit = o.str("junit");
     const std::filesystem::path folder = std::filesystem::path(c.junit).parent_path();
     std::error_code ec;
@@ -243,6 +255,57 @@ int plot(const Config& config, const TablePreset& table, const std::vector<Recor
   }
 }
 
+// --trend N: every point and metric over the runs in time order (trend.hpp), the trend table,
+// --plot and --junit; 1 when any point's latest run is a failure (step, drift, status).
+int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
+  const TablePreset& table = table_presets().front();  // one row per point, as --compare reads them
+  std::vector<TrendRun> history;
+  for (const ResultRun& run : runs) {
+    if (run.provenance.start_time.empty()) {
+      std::fprintf(stderr, "%s: warning: %s has no start time: left out of the trend\n", kProgram, run.path.c_str());
+      continue;
+    }
+    TrendRun r{run.provenance.start_time, rows_of(table, {&run}, config)};
+    if (!r.rows.empty()) history.push_back(std::move(r));
+  }
+  TrendSettings settings;
+  settings.window = config.trend;
+  settings.floor = config.tolerances.floor;
+  settings.ignore_outliers = config.tolerances.ignore_outliers;
+  const std::vector<PointTrend> trends = trend_points(std::move(history), config.metrics, settings);
+  std::vector<PointVerdict> verdicts;
+  std::size_t failures = 0;
+  for (const PointTrend& t : trends) {
+    verdicts.push_back(t.as_verdict());
+    failures += is_failure(t.verdict);
+  }
+  if (config.format != TableFormat::Csv)
+    std::printf("# trend over %zu result files: each run against the %zu runs before it, drift over the last %zu\n",
+                runs.size(), config.trend, 2 * config.trend);
+  std::fputs(trend_table(trends, config.format).c_str(), stdout);
+  if (config.format != TableFormat::Csv) {
+    std::printf("trend: %zu points and metrics, %zu failures\n", trends.size(), failures);
+    for (const PointVerdict& v : verdicts)
+      if (is_failure(v.verdict)) std::printf("failure: %s\n", v.message().c_str());
+  }
+  int status = failures > 0 || trends.empty() ? 1 : 0;
+  std::fflush(stdout);
+  if (!config.junit.empty()) {
+    write_junit(config.junit, verdicts);
+    std::fprintf(stderr, "%s: JUnit verdicts written to %s\n", kProgram, config.junit.c_str());
+  }
+  if (!config.plot.empty()) {
+    try {
+      plot_trends(trends, config.plot);
+      std::fprintf(stderr, "%s: plot written to %s\n", kProgram, config.plot.c_str());
+    } catch (const RuntimeError& e) {
+      std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
+      status = 1;
+    }
+  }
+  return status;
+}
+
 int run(int argc, char** argv) {
   const Options o = parse_options(summary_options(), argc, argv);
   if (o.flag("help")) {
@@ -258,6 +321,7 @@ int run(int argc, char** argv) {
 
   int status = 0;
   const std::vector<ResultRun> runs = read_runs(config.paths, status);
+  if (config.trend > 0) return std::max(status, show_trend(config, runs));
   const auto groups = tables_for(config, runs);
   bool first = true;
   for (const auto& [table, members] : groups) {
