@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace hpcnn {
 
@@ -33,6 +34,13 @@ class Allreduce {
   virtual void run(float* data, std::size_t count) {
     start(data, count);
     wait_all();
+  }
+  // Out of place (hpcnn-allreduce --placement out, OSU's form): `recv` gets the sum of every
+  // rank's `send`, which is left as it was. Host memory. Default: the copy into `recv` (as an
+  // out-of-place schedule makes it) and run() there; mpi passes both buffers to MPI_Allreduce.
+  virtual void run_out_of_place(const float* send, float* recv, std::size_t count) {
+    std::memcpy(recv, send, count * sizeof(float));
+    run(recv, count);
   }
   // GPU schemes (nccl): every later start() is ordered after the work queued by then on this CUDA
   // stream (a cudaStream_t: the backend's, whose kernels produce the gradients), so a bucket is

@@ -51,6 +51,10 @@ class MpiAllreduce : public Allreduce {
     MPI_Allreduce(MPI_IN_PLACE, data, checked_int(count), MPI_FLOAT, MPI_SUM, comm_);
     count_traffic(count);
   }
+  void run_out_of_place(const float* send, float* recv, std::size_t count) override {
+    MPI_Allreduce(send, recv, checked_int(count), MPI_FLOAT, MPI_SUM, comm_);
+    count_traffic(count);
+  }
   Traffic traffic() const override { return traffic_; }
 
  private:

@@ -60,6 +60,25 @@ TEST(Allreduce, EverySchemeEqualsTheExactSumOneAtATime) {
   }
 }
 
+// hpcnn-allreduce --placement out (OSU's form): the receive buffer holds the exact sum element by
+// element, the send buffer is left as it was, also when the same buffers are run twice.
+TEST(Allreduce, OutOfPlaceEqualsTheExactSumAndLeavesTheSendBuffer) {
+  for (const std::string& scheme : allreduce_schemes()) {
+    auto ar = find_exchange(scheme).make_allreduce(MPI_COMM_WORLD);
+    for (std::size_t n : test_sizes()) {
+      const std::uint64_t seed = 29 + n;
+      const std::vector<float> send = input(n, seed), original = send;
+      std::vector<float> recv(n, -1.0f);
+      ar->run_out_of_place(send.data(), recv.data(), n);
+      ar->run_out_of_place(send.data(), recv.data(), n);
+      long long changed = 0;
+      for (std::size_t i = 0; i < n; ++i) changed += send[i] != original[i];
+      EXPECT_EQ(sum_over_ranks(count_wrong(recv, seed)), 0) << scheme << " with " << n << " floats";
+      EXPECT_EQ(sum_over_ranks(changed), 0) << scheme << ": the send buffer changed";
+    }
+  }
+}
+
 TEST(Allreduce, EverySchemeEqualsTheExactSumWithManyInFlight) {
   // Like gradient buckets: every size started back to back, progressed, then waited for.
   for (const std::string& scheme : allreduce_schemes()) {

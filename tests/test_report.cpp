@@ -330,8 +330,8 @@ TEST_F(ReportFiles, DefaultTableFollowsWhatTheFilesHold) {
   }
   std::string out;
   ASSERT_EQ(summary("--format csv " + dir_ + "/ar", &out), 0) << out;
-  EXPECT_EQ(out.substr(0, out.find('\n')), "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,status");
-  EXPECT_NE(out.find("ring,2,1024,1.5,1.5,1.5,1.5,1.5,0,,ok"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(0, out.find('\n')), "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,placement,status");
+  EXPECT_NE(out.find("ring,2,1024,1.5,1.5,1.5,1.5,1.5,0,,,ok"), std::string::npos) << out;
   EXPECT_EQ(out.find('#'), std::string::npos);  // one kind: no heading
   ASSERT_EQ(summary("--format csv " + train, &out), 0) << out;
   EXPECT_NE(out.find("# throughput:"), std::string::npos) << out;

@@ -397,7 +397,7 @@ SweepState run_points(const SuiteDef& suite, const Options& o, RunFiles& f, cons
                       LibraryVersions& libraries, MPI_Comm comm) {
   const bool root = is_root_rank(), quiet = o.flag("quiet");
   const TextTableStream live(live_columns(suite, o));
-  if (root && !quiet) std::printf("%s", live.header().c_str());
+  if (root && !quiet) std::printf("%s%s", suite.table_preamble.c_str(), live.header().c_str());
   const std::vector<SweepPoint> points = sweep_points(o, suite.options);
   progress().start_run(root && !quiet && isatty(STDERR_FILENO), static_cast<int>(points.size()));
   SweepState st;

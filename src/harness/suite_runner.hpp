@@ -33,6 +33,7 @@ struct SuiteDef {
   const char* summary = "";  // --help paragraph
   std::vector<OptionSpec> options;         // end with output_options()
   std::vector<std::string> live_columns;   // fields of the row printed per point
+  std::string table_preamble;              // lines printed above the live table ("# ...\n"), e.g. how it was timed
   std::function<void()> print_list;        // --list (rank 0 only)
   std::function<void(const Options&)> validate;  // throws UsageError; runs before any work
   // Runs one point. Collective over comm; the returned point is used on rank 0 only. Adds the

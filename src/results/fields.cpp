@@ -66,6 +66,9 @@ const std::vector<Field>& fields() {
       // hpcnn-scale and hpcnn-allreduce (issue 6)
       {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, nccl, ps-sync, ps-async)", Key, "exchange"},
       {"exchange_memory", S, "",         "%s",     "where the exchange's buffers are: host | device | host-staged (GPU data copied through host memory)", Key, ""},
+      {"placement",       S, "",         "%s",     "hpcnn-allreduce: in (MPI_IN_PLACE: the message summed where it is, its input restored before each call, untimed) | out (a send and a receive buffer, the form of OSU's osu_allreduce)", Key, "placement"},
+      {"datatype",        S, "",         "%s",     "hpcnn-allreduce: element type and operation of the message (float32-sum: MPI_FLOAT, MPI_SUM)", Key, ""},
+      {"iter_sync",       S, "",         "%s",     "hpcnn-allreduce: what separates the timed calls (barrier: an MPI_Barrier before each, untimed; OSU has one after each)", Setting, ""},
       {"workers",         I, "",         "%lld",   "ranks that train (ranks minus parameter servers)", Key, ""},
       {"ps_servers",      I, "",         "%lld",   "parameter-server ranks (0 for allreduce schemes)", Key, "ps-servers"},
       {"scaling",         S, "",         "%s",     "weak (batch per worker fixed) | strong (global batch fixed)", Key, "scaling"},

@@ -143,7 +143,7 @@ const std::vector<TablePreset>& table_presets() {
        "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
       // distributed points (issue 6): hpcnn-allreduce's nccl-tests-like table, hpcnn-scale's
       // efficiency against linear scaling (paper 000 Figs 5-7; --plot draws the linear line)
-      {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,status",
+      {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,placement,status",
        "hpcnn-allreduce: time per call and algorithm/bus bandwidth per scheme, rank count and size, with the elements found wrong",
        nullptr},
       {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",

@@ -26,6 +26,14 @@ namespace hpcnn {
 
 namespace {
 
+// The timing protocol, printed above the table and stored per point (placement, datatype,
+// iter_sync, warmup, iters), so that the figures can be set beside OSU's and nccl-tests'.
+const char* const kProtocol =
+    "protocol: float32 sum (MPI_FLOAT, MPI_SUM); placement in = MPI_IN_PLACE (input restored before each call, "
+    "untimed), out = send and receive buffers (OSU's osu_allreduce form); an MPI_Barrier before each call, untimed; "
+    "warm-up calls untimed; time_avg = mean per rank over the timed calls, averaged over ranks (min/max over ranks). "
+    "OSU 7's osu_allreduce defaults to MPI_CHAR out of place: compare with -T mpi_float and --placement out";
+
 const char* const kBusBwRule =
     "algbw = size / time_avg; busbw = algbw * 2(P-1)/P (the bytes each rank must send and receive in any "
     "allreduce, so busbw is comparable across rank counts and with link bandwidth; P = ranks)";
@@ -39,6 +47,10 @@ std::vector<OptionSpec> allreduce_options() {
        "where the message lives: host, device (GPU memory: nccl, or mpi with a CUDA-aware MPI), or auto "
        "(device for nccl, host for the rest)",
        "auto|host|device"},
+      {"placement", OptType::Choice, true, "in", "LIST",
+       "in: MPI_IN_PLACE, the message summed where it is (as hpcnn-scale's exchanges do; its input restored before "
+       "each call, untimed); out: a send and a receive buffer, the form of OSU's osu_allreduce (host memory)",
+       "in|out"},
       {"no-check", OptType::Flag, false, "", "", "skip the element-by-element check after the timed loop"},
   };
   std::vector<OptionSpec> timing = timing_options(), output = output_options();
@@ -99,7 +111,13 @@ void validate(const Options& o) {
     if (!find_exchange(name).make_allreduce)
       throw UsageError("--exchange: '" + name + "' is not an allreduce scheme (hpcnn-scale runs it)");
   for (const std::string& name : o.values("exchange"))
-    for (const std::string& memory : o.values("memory")) validate_memory(find_exchange(name), memory);
+    for (const std::string& memory : o.values("memory")) {
+      validate_memory(find_exchange(name), memory);
+      for (const std::string& placement : o.values("placement"))
+        if (placement == "out" && on_device(memory, find_exchange(name)))
+          throw UsageError("--placement out --exchange " + name + " --memory " + memory +
+                           ": out of place is measured in host memory only (use --memory host or --placement in)");
+    }
   const double available = available_memory_bytes();
   for (const std::string& s : o.values("sizes")) {
     const std::int64_t bytes = parse_bytes(s);
@@ -121,6 +139,7 @@ struct AllreducePoint {
   std::int64_t bytes = 0;
   std::size_t count = 0;  // floats
   bool device = false;    // the message lives in GPU memory
+  bool out_of_place = false;  // --placement out: separate send and receive buffers
   std::uint64_t seed = 1;
   int warmup = 0, iters = 0;
   bool check = true;
@@ -132,6 +151,7 @@ AllreducePoint allreduce_point(const PointSettings& s) {
   ap.bytes = parse_bytes(s.str("sizes"));
   ap.count = static_cast<std::size_t>(ap.bytes) / sizeof(float);
   ap.device = on_device(s.str("memory"), *ap.scheme);
+  ap.out_of_place = s.str("placement") == "out";
   ap.seed = static_cast<std::uint64_t>(s.integer("seed"));
   ap.warmup = static_cast<int>(s.integer("warmup"));
   ap.iters = static_cast<int>(s.integer("iters"));
@@ -139,11 +159,12 @@ AllreducePoint allreduce_point(const PointSettings& s) {
   return ap;
 }
 
-// Times of the timed runs; `data` gets the last run's result. Set-up failures (no GPU, NCCL
-// refusing the placement) fail the point on every rank alike.
+// Times of the timed runs; `data` gets the last run's result and, out of place, `sent` the send
+// buffer as the runs left it (it must still be the input). Set-up failures (no GPU, NCCL refusing
+// the placement) fail the point on every rank alike.
 std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<float>& input, std::vector<float>& data,
-                                   MPI_Comm comm) {
-  std::unique_ptr<MessageBuffer> buffer;
+                                   std::vector<float>& sent, MPI_Comm comm) {
+  std::unique_ptr<MessageBuffer> buffer, send;
   std::unique_ptr<Allreduce> allreduce;
   PointError error;
   try {
@@ -154,44 +175,61 @@ std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<f
   agree_on_failure(comm, error);
   try {
     buffer = make_message_buffer(ap.device, ap.count);
+    if (ap.out_of_place) send = make_message_buffer(ap.device, ap.count);
   } catch (const std::exception& e) {
     error = PointError::from(e);
   }
   agree_on_failure(comm, error);
   std::vector<double> times;
+  if (send) send->fill(input);  // out of place: the input stays where it is for every run
   for (int k = 0; k < ap.warmup + ap.iters; ++k) {
     // In place: restore the input before every run (untimed), so the last run's output is checkable.
-    buffer->fill(input);
+    if (!send) buffer->fill(input);
     activity::set_phase("allreduce", k + 1);
     {
       const activity::WaitScope waiting("barrier before an allreduce");
       MPI_Barrier(comm);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
+    if (send)
+      allreduce->run_out_of_place(send->data(), buffer->data(), ap.count);
+    else
+      allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
     const auto t1 = std::chrono::steady_clock::now();
     if (k >= ap.warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
   }
   allreduce.reset();
   buffer->read(data);  // device memory: copied back for the check
+  if (send) {
+    sent.resize(ap.count);
+    send->read(sent);
+  }
   return times;
 }
 
-// Elements of `data` that differ from the exact sum, and the largest difference on this rank.
-std::int64_t count_wrong(const AllreducePoint& ap, std::vector<float>& data, MPI_Comm comm, double& worst) {
+// Elements of `data` that differ from the exact sum, plus (out of place) elements of the send
+// buffer that differ from the input, over all ranks; the largest difference on this rank.
+std::int64_t count_wrong(const AllreducePoint& ap, std::vector<float>& data, const std::vector<float>& sent,
+                         const std::vector<float>& input, MPI_Comm comm, double& worst) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i on the last rank, so the tests can
-  // see the check below fail (tests/scale_suite.sh).
+  // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i of the result on the last rank,
+  // HPCNN_TEST_CORRUPT_SEND=i that of the send buffer (--placement out), so the tests can see the
+  // checks below fail (tests/scale_suite.sh, tests/allreduce_protocol.sh).
   if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_ELEMENT"); e && rank == size - 1) {
     const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
     if (i < ap.count) data[i] += 1.0f;
   }
+  std::vector<float> send_after = sent;
+  if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_SEND"); e && rank == size - 1) {
+    const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
+    if (i < send_after.size()) send_after[i] += 1.0f;
+  }
   // Validation, outside the timed loop: every element against the locally computed exact sum.
   std::int64_t wrong = 0;
   worst = 0;
-  if (ap.check)
+  if (ap.check) {
     for (std::size_t i = 0; i < ap.count; ++i) {
       const float want = allreduce_expected(ap.seed, size, i);
       if (data[i] != want) {
@@ -199,6 +237,8 @@ std::int64_t count_wrong(const AllreducePoint& ap, std::vector<float>& data, MPI
         worst = std::max(worst, static_cast<double>(std::abs(data[i] - want)));
       }
     }
+    for (std::size_t i = 0; i < send_after.size(); ++i) wrong += send_after[i] != input[i];  // nobody may write it
+  }
   std::int64_t wrong_all = 0;
   MPI_Allreduce(&wrong, &wrong_all, 1, MPI_INT64_T, MPI_SUM, comm);
   return wrong_all;
@@ -210,9 +250,10 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   MPI_Comm_size(comm, &size);
   std::vector<float> input(ap.count), data(ap.count);
   for (std::size_t i = 0; i < ap.count; ++i) input[i] = allreduce_input(ap.seed, rank, i);
-  const std::vector<double> times = time_allreduce(ap, input, data, comm);
+  std::vector<float> sent;
+  const std::vector<double> times = time_allreduce(ap, input, data, sent, comm);
   double worst = 0;
-  const std::int64_t wrong_all = count_wrong(ap, data, comm, worst);
+  const std::int64_t wrong_all = count_wrong(ap, data, sent, input, comm, worst);
   wrong_total += wrong_all;
   double mean = 0;
   for (double t : times) mean += t;
@@ -231,6 +272,9 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   r.set("suite", std::string("hpcnn-allreduce"));
   r.set("exchange", ap.scheme->name);
   r.set("exchange_memory", std::string(ap.device ? "device" : "host"));
+  r.set("placement", std::string(ap.out_of_place ? "out" : "in"));
+  r.set("datatype", std::string("float32-sum"));
+  r.set("iter_sync", std::string("barrier"));
   r.set("ranks", std::int64_t{size});
   r.set("size_bytes", ap.bytes);
   r.set("iters", std::int64_t{ap.iters});
@@ -279,7 +323,6 @@ std::int64_t parse_bytes(const std::string& text) {
 int run_allreduce_suite(int argc, char** argv) {
   static const std::vector<OptionSpec> options = allreduce_options();
   std::int64_t wrong_total = 0;
-  bool rule_printed = false;
   SuiteDef def;
   def.program = "hpcnn-allreduce";
   def.summary =
@@ -290,13 +333,12 @@ int run_allreduce_suite(int argc, char** argv) {
       "puts the message in GPU memory (copied back for the check): nccl needs it; mpi takes it when\n"
       "the MPI library is CUDA-aware (asked at run time, see --list); ring and rhd need host memory.\n";
   def.options = options;
-  def.live_columns = {"exchange", "exchange_memory", "ranks", "size_bytes", "time_avg_us", "time_min_us", "time_max_us",
+  def.live_columns = {"exchange", "exchange_memory", "placement", "ranks", "size_bytes", "time_avg_us", "time_min_us", "time_max_us",
                       "algbw_gbs", "busbw_gbs", "wrong"};
+  def.table_preamble = std::string("# ") + kProtocol + "\n# " + kBusBwRule + "\n";
   def.print_list = print_list;
   def.validate = validate;
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&, const PointPlace&) {
-    if (!rule_printed && !o.flag("quiet") && is_root_rank()) std::printf("# %s\n", kBusBwRule);
-    rule_printed = true;
     return run_point(allreduce_point(PointSettings(o, p)), comm, wrong_total);
   };
   const int status = run_suite(def, argc, argv);
