@@ -7,7 +7,8 @@
 #
 #   jobscripts/acceptance.sh SET [SYSTEM]      SET: smoke | nightly | full; SYSTEM: default
 #                                              $HPCNN_SYSTEM, else the short host name
-#   BLESS=1 jobscripts/acceptance.sh SET       after a run whose steps all succeeded, the run
+#   BLESS=1 jobscripts/acceptance.sh SET       after a run whose steps all succeeded and whose
+#                                              points are clean (jobscripts/bless.sh), the run
 #                                              becomes the reference (the old one is replaced)
 #   sbatch --nodes=1 jobscripts/acceptance.sh nightly
 #
@@ -81,18 +82,10 @@ if [ -n "${BLESS:-}" ] && [ "$BLESS" != 0 ]; then
     echo "${0##*/}: BLESS: $steps_failed step(s) failed: the run is not made the reference" >&2
     exit 1
   fi
-  # Copied whole into a new folder, then swapped in: a reader never sees half a reference.
-  mkdir -p "$REFERENCE_DIR/$SYSTEM" || exit 1
-  fresh=$(mktemp -d "$REFERENCE_DIR/$SYSTEM/.$SET.new.XXXXXX") || exit 1
-  cp "$OUT"/*.h5 "$fresh"/ || { rm -rf "$fresh"; echo "${0##*/}: BLESS: copy into $fresh failed" >&2; exit 1; }
-  { echo "blessed $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) from $OUT";
-    echo "hpcnn $("$HPCNN_BIN/hpcnn-summary" --version)";
-    git -C "$jobscripts/.." rev-parse HEAD 2>/dev/null | sed 's/^/commit /'; } > "$fresh/BLESSED"
-  rm -rf "$reference.old"
-  [ ! -e "$reference" ] || mv "$reference" "$reference.old" || exit 1
-  mv "$fresh" "$reference" && rm -rf "$reference.old"
-  echo "reference $reference is now this run ($(ls "$reference"/*.h5 | wc -l) result files)"
-  exit 0
+  # bless.sh refuses a run that is not clean (failed points, wrong elements, outlier iterations
+  # unless the comparisons here ignore them).
+  BLESS_ARGS=${ACCEPT_SUMMARY_ARGS:-} REFERENCE_DIR=$REFERENCE_DIR "$jobscripts/bless.sh" "$OUT" "$SYSTEM" "$SET"
+  exit $?
 fi
 
 if ! ls "$reference"/*.h5 >/dev/null 2>&1; then

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Blessing a reference (issue 15, jobscripts/bless.sh, which acceptance.sh BLESS=1 calls): only a
+# clean measurement becomes the reference.
+#  1. a run with outlier iterations (hpcnn-scale, one rank, stopped for 1.5 s in iteration 5 by
+#     HPCNN_TEST_FAULT, then continued) is refused, naming them, and no reference appears;
+#  2. BLESS_ARGS=--ignore-outliers (a shared noisy machine) blesses it: files and BLESSED note;
+#  3. a run with a failed point (an allreduce with a wrong element) is refused and the reference
+#     blessed before is left exactly as it was;
+#  4. bad usage exits 2, a folder without result files 1.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 HPCNN_BIN=$HPCNN_BUILDDIR REFERENCE_DIR=$out/ref
+bless=$HPCNN_SRCDIR/jobscripts/bless.sh
+ref=$out/ref/box/smoke
+pid=""
+trap '[ -z "$pid" ] || kill -CONT "$pid" 2>/dev/null; rm -rf "$out"' EXIT
+
+# 1. outliers: the process (one rank, no launcher: its pid is ours) stops itself (SIGSTOP) at
+# iteration 5; continued 1.5 s later.
+HPCNN_TEST_FAULT=stop,iteration,5,0 ./hpcnn-scale --model lenet5 --batch 16 --exchange ring --iters 12 --warmup 1 \
+  --output "$out/paused" --quiet &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
+  sleep 0.1
+done
+sleep 1.5
+kill -CONT "$pid"
+wait "$pid" || { echo "FAIL: the paused run exited $?"; fail=1; }
+pid=""
+./hpcnn-summary --format csv --columns outlier_iters "$out/paused" | tail -1 | grep -q '^[1-9]' ||
+  { echo "FAIL: the paused run has no outlier iteration"; fail=1; }
+"$bless" "$out/paused" box smoke > "$out/b1.txt" 2>&1
+status=$?
+cat "$out/b1.txt"
+[ "$status" = 1 ] && grep -q 'STATUS.*outlier iterations' "$out/b1.txt" ||
+  { echo "FAIL: a run with outlier iterations: exit $status, want 1 naming them"; fail=1; }
+[ ! -e "$ref" ] || { echo "FAIL: a refused run left a reference"; fail=1; }
+
+# 2. accepted where outliers are accepted.
+run env BLESS_ARGS=--ignore-outliers "$bless" "$out/paused" box smoke
+[ "$(ls "$ref"/*.h5 2>/dev/null | wc -l)" = 1 ] && grep -q "^blessed .* from $out/paused" "$ref/BLESSED" ||
+  { echo "FAIL: no blessed reference in $ref"; ls -la "$ref"; fail=1; }
+before=$(cd "$ref" && md5sum -- * | sort)
+
+# 3. a failed point: refused, the reference untouched.
+HPCNN_TEST_CORRUPT_ELEMENT=3 timeout 120 mpirun --oversubscribe -np 2 -x HPCNN_TEST_CORRUPT_ELEMENT ./hpcnn-allreduce \
+  --exchange ring --sizes 4K --iters 3 --warmup 1 --output "$out/wrong" --quiet 2>/dev/null
+env BLESS_ARGS=--ignore-outliers "$bless" "$out/wrong" box smoke > "$out/b3.txt" 2>&1
+status=$?
+cat "$out/b3.txt"
+[ "$status" = 1 ] && grep -q 'STATUS.*wrong elements' "$out/b3.txt" ||
+  { echo "FAIL: a run with a wrong element: exit $status, want 1 naming it"; fail=1; }
+[ "$(cd "$ref" && md5sum -- * | sort)" = "$before" ] || { echo "FAIL: a refused run changed the reference"; fail=1; }
+[ -z "$(ls -A "$out/ref/box" | grep -v '^smoke$')" ] || { echo "FAIL: leftovers beside the reference: $(ls -A "$out/ref/box")"; fail=1; }
+
+# 4. usage
+"$bless" "$out/paused" box > /dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: two arguments must exit 2"; fail=1; }
+"$bless" "$out/nowhere" box smoke > /dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: a missing folder must exit 2"; fail=1; }
+"$bless" "$out/paused" 'b/x' smoke > /dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: a bad system name must exit 2"; fail=1; }
+mkdir -p "$out/empty"
+"$bless" "$out/empty" box smoke > /dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: a folder without result files must exit 1"; fail=1; }
+exit $fail
