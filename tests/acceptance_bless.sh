@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Blessing a reference (issue 15, jobscripts/bless.sh, which acceptance.sh BLESS=1 calls): only a
 # clean measurement becomes the reference.
-#  1. a run with outlier iterations (hpcnn-scale, one rank, stopped for 1.5 s in iteration 5 by
+#  1. a run with outlier iterations (hpcnn-scale, one rank, stopped for 1.5 s in step 5's exchange by
 #     HPCNN_TEST_FAULT, then continued) is refused, naming them, and no reference appears;
 #  2. BLESS_ARGS=--ignore-outliers (a shared noisy machine) blesses it: files and BLESSED note;
 #  3. a run with a failed point (an allreduce with a wrong element) is refused and the reference
@@ -14,9 +14,10 @@ ref=$out/ref/box/smoke
 pid=""
 trap '[ -z "$pid" ] || kill -CONT "$pid" 2>/dev/null; rm -rf "$out"' EXIT
 
-# 1. outliers: the process (one rank, no launcher: its pid is ours) stops itself (SIGSTOP) at
-# iteration 5; continued 1.5 s later.
-HPCNN_TEST_FAULT=stop,iteration,5,0 ./hpcnn-scale --model lenet5 --batch 16 --exchange ring --iters 12 --warmup 1 \
+# 1. outliers: the process (one rank, no launcher: its pid is ours) stops itself (SIGSTOP) in the
+# gradient exchange's wait of step 5, inside the timed iteration (a stop at the step's start would
+# fall between timed iterations); continued 1.5 s later.
+HPCNN_TEST_FAULT=stop,exchange,5,0 ./hpcnn-scale --model lenet5 --batch 16 --exchange ring --iters 12 --warmup 1 \
   --output "$out/paused" --quiet &
 pid=$!
 for _ in $(seq 100); do
@@ -24,6 +25,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 sleep 1.5
+echo "process $pid state before SIGCONT: $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)"
 kill -CONT "$pid"
 wait "$pid" || { echo "FAIL: the paused run exited $?"; fail=1; }
 pid=""
