@@ -43,6 +43,7 @@ fi
 
 mkdir -p "$REFERENCE_DIR/$system" || exit 1
 fresh=$(mktemp -d "$REFERENCE_DIR/$system/.$set_name.new.XXXXXX") || exit 1
+chmod "$(umask -S)" "$fresh"  # mktemp -d makes it private; a reference is read by everyone the umask allows
 cp "${files[@]}" "$fresh"/ || { rm -rf "$fresh"; echo "${0##*/}: copy into $fresh failed" >&2; exit 1; }
 { echo "blessed $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) from $run_dir";
   echo "hpcnn $("$HPCNN_BIN/hpcnn-summary" --version)";
