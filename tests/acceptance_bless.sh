@@ -45,7 +45,7 @@ run env BLESS_ARGS=--ignore-outliers "$bless" "$out/paused" box smoke
 before=$(cd "$ref" && md5sum -- * | sort)
 
 # 3. a failed point: refused, the reference untouched.
-HPCNN_TEST_CORRUPT_ELEMENT=3 timeout 120 mpirun --oversubscribe -np 2 -x HPCNN_TEST_CORRUPT_ELEMENT ./hpcnn-allreduce \
+HPCNN_TEST_CORRUPT_ELEMENT=3 timeout 120 $MPIRUN -np 2 ./hpcnn-allreduce \
   --exchange ring --sizes 4K --iters 3 --warmup 1 --output "$out/wrong" --quiet 2>/dev/null
 env BLESS_ARGS=--ignore-outliers "$bless" "$out/wrong" box smoke > "$out/b3.txt" 2>&1
 status=$?
