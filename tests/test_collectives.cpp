@@ -261,8 +261,12 @@ TEST(ParameterServer, AStopSignalOnAWorkerOrTheFirstServerEndsEveryWorkerEarly) 
                       static_cast<long long>(least), static_cast<long long>(most), static_cast<long long>(kPlanned));
         // Every worker stopped long before the planned end (the servers answer within a few steps).
         EXPECT_LT(most, kPlanned) << scheme << " " << servers << " servers, signal on rank " << signalled;
-        if (signalled < workers) EXPECT_GT(least, kSignalAt) << scheme << ": stopped before the signal";
-        if (scheme == "ps-sync") EXPECT_EQ(least, most) << "ps-sync workers stopped after different steps";
+        if (signalled < workers) {
+          EXPECT_GT(least, kSignalAt) << scheme << ": stopped before the signal";
+        }
+        if (scheme == "ps-sync") {
+          EXPECT_EQ(least, most) << "ps-sync workers stopped after different steps";
+        }
       }
     }
 }
