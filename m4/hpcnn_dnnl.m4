@@ -4,10 +4,9 @@
 # (kernels/dnnl/compat.hpp); the version of the headers found goes into the configure summary.
 # A prefix without pkg-config files works with --with-dnnl=DIR: PyPI's onednn-devel-cpu-gomp
 # wheel installed into a venv DIR puts DIR/include/oneapi and DIR/lib/libdnnl.so there.
-m4_define([hpcnn_dnnl_prog], [[#include <oneapi/dnnl/dnnl.hpp>
-#if DNNL_VERSION_MAJOR < 2 || (DNNL_VERSION_MAJOR == 2 && DNNL_VERSION_MINOR < 6)
-#error "hpcnn needs oneDNN 2.6 or newer"
-#endif]])
+# Any version is found here; HPCNN_CHECK_VERSIONS (hpcnn_versions.m4) then refuses one outside 2.6
+# to 3.x in one line, rather than configure going on without the backend.
+m4_define([hpcnn_dnnl_prog], [[#include <oneapi/dnnl/dnnl.hpp>]])
 m4_define([hpcnn_dnnl_body], [[dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng); s.wait(); return (int) dnnl_version()->major < 0;]])
 

@@ -1,6 +1,6 @@
 # hpcnn_versions.m4: HPCNN_CHECK_VERSIONS, the versions of the libraries hpcnn is built and tested
-# with (issue 18): HDF5 1.10 to 1.14 (its C API and file format as hpcnn uses them), oneDNN 2.x
-# and 3.x (kernels/dnnl/ handles the API change between them). configure stops with one line
+# with (issue 18): HDF5 1.10 to 1.14 (its C API and file format as hpcnn uses them), oneDNN 2.6
+# to 3.x (kernels/dnnl/compat.hpp handles the API change between them). configure stops with one line
 # naming the version found and the range, rather than a build failing (or, worse, succeeding)
 # somewhere else. Run after HPCNN_CHECK_HDF5 and HPCNN_CHECK_DNNL, with the flags they found.
 
@@ -29,6 +29,6 @@ AC_DEFUN([HPCNN_CHECK_VERSIONS], [
 HPCNN_VERSION_RANGE([HDF5], [HDF5], [hdf5.h], [H5_VERS_MAJOR], [H5_VERS_MINOR], [1010], [1014],
   [HDF5 1.10 to 1.14], [ (--with-hdf5=DIR picks another)])
 HPCNN_VERSION_RANGE([DNNL], [oneDNN], [oneapi/dnnl/dnnl_version.h], [DNNL_VERSION_MAJOR],
-  [DNNL_VERSION_MINOR], [2000], [3999], [oneDNN 2.x and 3.x],
+  [DNNL_VERSION_MINOR], [2006], [3999], [oneDNN 2.6 to 3.x],
   [ (--with-dnnl=DIR picks another, --without-dnnl builds without the dnnl backend)])
 ])

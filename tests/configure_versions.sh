@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # configure refuses library versions hpcnn does not support (issue 18: HDF5 1.10 to 1.14, oneDNN
-# 2.x and 3.x) with one line naming the version found and the range: the installed headers are
+# 2.6 to 3.x) with one line naming the version found and the range: the installed headers are
 # wrapped by a header of the same name (first on CPPFLAGS, #include_next to the real one) that
 # changes the version macros, so the libraries still link and only the version is wrong.
 # configure runs in a copy of the sources (make distdir): a configured source tree refuses
@@ -43,7 +43,9 @@ fake_header "$out/h5new" hdf5.h H5_VERS_MAJOR=2 H5_VERS_MINOR=0
 refused hdf5-2.0 "HDF5 2.0 found" --without-dnnl CPPFLAGS="-I$out/h5new"
 if grep -q '^#define HAVE_DNNL 1' config.h; then
   fake_header "$out/dnnl1" oneapi/dnnl/dnnl_version.h DNNL_VERSION_MAJOR=1
-  refused onednn-1 "hpcnn supports oneDNN 2.x and 3.x" CPPFLAGS="-I$out/dnnl1"
+  refused onednn-1 "hpcnn supports oneDNN 2.6 to 3.x" CPPFLAGS="-I$out/dnnl1"
+  fake_header "$out/dnnl25" oneapi/dnnl/dnnl_version.h DNNL_VERSION_MAJOR=2 DNNL_VERSION_MINOR=5
+  refused onednn-2.5 "oneDNN 2.5 found" CPPFLAGS="-I$out/dnnl25"
 else
   echo "(this build has no oneDNN: its version check is not tried)"
 fi

@@ -41,7 +41,7 @@ class Hpcnn(AutotoolsPackage, CudaPackage):
     depends_on("mpi")
     depends_on("hdf5@1.10:1.14")
     depends_on("zlib-api")
-    depends_on("onednn@2:3", when="+dnnl")
+    depends_on("onednn@2.6:3", when="+dnnl")
     depends_on("openblas", when="+openblas")
     depends_on("eigen@3", when="+eigen")
     # The cuda backend is built only with CUDA, cuDNN and NCCL together (configure.ac).
