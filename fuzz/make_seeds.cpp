@@ -186,10 +186,10 @@ void result_regressions(const fs::path& fuzz) {
     const fs::path f = result_file(tmp, a.name, {point("lenet5", 8, {1, 3})});
     add_declared_array(f, "iter_max_s_hostile", a.dims);
     const Bytes fixed = recompute_checksum(read_file(f));
-    write_file(regressions / (std::string(a.name) + "_checksum_ok.h5"), fixed);
+    write_file(regressions / (std::string(a.name) + "_checksum_ok.bin"), fixed);
     Bytes no_block = fixed;
     no_block[0] = 'X';
-    write_file(regressions / (std::string(a.name) + "_header_byte_changed.h5"), no_block);
+    write_file(regressions / (std::string(a.name) + "_header_byte_changed.bin"), no_block);
   }
   fs::remove_all(tmp);
 }
