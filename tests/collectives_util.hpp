@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +120,7 @@ struct Trained {
   std::vector<float> params;
   std::vector<float> losses;
   ExchangeMemory memory = ExchangeMemory::Host;  // what the exchange used (distributed runs)
+  long steps = -1;  // steps this worker took (distributed runs; -1 on servers)
 };
 
 // One rank alone with batch workers x B (the reference the distributed runs must match).
@@ -144,8 +146,11 @@ inline Trained train_alone(const TrainCase& c, int workers) {
 
 // Every rank of the world takes part; workers return their weights, servers an empty result.
 // memory: what hpcnn-scale would choose (choose_exchange_memory) unless given.
+// stop_signalled(steps taken so far): the exchange's stop-signal check (ExchangeSetup); a worker
+// then also stops early when the exchange says the step it took was its last (stop_agreed).
 inline Trained train_distributed(const TrainCase& c, const std::string& scheme, int servers, double bucket_mb,
-                                 std::optional<ExchangeMemory> memory = std::nullopt) {
+                                 std::optional<ExchangeMemory> memory = std::nullopt,
+                                 std::function<bool(long)> stop_signalled = nullptr) {
   auto backend = case_backend(c);
   const Graph g = lenet(c);
   const GradientBuckets buckets(g, bucket_mb * 1024 * 1024);
@@ -157,6 +162,8 @@ inline Trained train_distributed(const TrainCase& c, const std::string& scheme, 
   s.optimizer = c.opt;
   s.backend = backend.get();
   s.memory = memory ? *memory : choose_exchange_memory(find_exchange(scheme), *backend);
+  long taken = 0;
+  if (stop_signalled) s.stop_signalled = [&] { return stop_signalled(taken); };
   auto ex = find_exchange(scheme).make_exchange(s);
   Trained t;
   t.memory = s.memory;
@@ -172,7 +179,7 @@ inline Trained train_distributed(const TrainCase& c, const std::string& scheme, 
   Network net(*backend, g, o);
   BigBatches data(c, ex->worker_count());
   ex->init(net.params());
-  for (int k = 0; k < c.steps; ++k) {
+  for (int k = 0; k < c.steps && !ex->stop_agreed(); ++k, ++taken) {
     net.set_input(data.images(k, w, c.batch), data.labels(k, w, c.batch));
     t.losses.push_back(net.forward());
     net.backward(&buckets, [&](int b) {
@@ -183,6 +190,7 @@ inline Trained train_distributed(const TrainCase& c, const std::string& scheme, 
     ex->update(net.params(), net.grads());
   }
   t.params = net.get_params();
+  t.steps = taken;
   return t;
 }
 

@@ -193,67 +193,32 @@ namespace {
 // Steps a worker took before the servers ended the run (-1 on servers): a stop signal "arrives"
 // on world rank `signalled` once this rank has taken `signal_at` steps (servers: at once), through
 // ExchangeSetup::stop_signalled; the worker loop stops when Exchange::stop_agreed says so.
-std::int64_t steps_until_stopped(const std::string& scheme, int servers, int signalled, std::int64_t planned,
-                                 std::int64_t signal_at) {
+long steps_until_stopped(const std::string& scheme, int servers, int signalled, int planned, long signal_at) {
   TrainCase c;
   c.batch = 2;
-  auto backend = case_backend(c);
-  const Graph g = lenet(c);
-  const GradientBuckets buckets(g, 0.01 * 1024 * 1024);
-  ExchangeSetup s;
-  s.servers = servers;
-  s.param_count = g.param_count();
-  s.buckets = &buckets;
-  s.steps = planned;
-  s.optimizer = c.opt;
-  s.optimizer.lr = 0.001f;
-  s.backend = backend.get();
-  s.memory = choose_exchange_memory(find_exchange(scheme), *backend);
-  std::int64_t taken = 0;
+  c.steps = planned;
+  c.opt.lr = 0.001f;
   const bool server_rank = world_rank() >= world_size() - servers;
-  s.stop_signalled = [&] { return world_rank() == signalled && (server_rank || taken >= signal_at); };
-  auto ex = find_exchange(scheme).make_exchange(s);
-  if (!ex->is_worker()) {
-    ex->serve();
-    return -1;
-  }
-  int w = 0;
-  MPI_Comm_rank(ex->workers(), &w);
-  NetworkOptions o;
-  o.batch = c.batch;
-  o.seed = c.seed;
-  Network net(*backend, g, o);
-  BigBatches data(c, ex->worker_count());
-  ex->init(net.params());
-  while (taken < planned && !ex->stop_agreed()) {
-    const int k = static_cast<int>(taken);
-    net.set_input(data.images(k, w, c.batch), data.labels(k, w, c.batch));
-    net.forward();
-    net.backward(&buckets, [&](int b) {
-      ex->start_bucket(b, net.params(), net.grads());
-      ex->progress();
-    });
-    ex->wait(net.params(), net.grads());
-    ex->update(net.params(), net.grads());
-    ++taken;
-  }
-  return taken;
+  return train_distributed(c, scheme, servers, 0.01, std::nullopt, [&](long taken) {
+           return world_rank() == signalled && (server_rank || taken >= signal_at);
+         }).steps;
 }
 
 }  // namespace
 
 TEST(ParameterServer, AStopSignalOnAWorkerOrTheFirstServerEndsEveryWorkerEarly) {
   if (world_size() < 2) GTEST_SKIP() << "needs a server and a worker";
-  constexpr std::int64_t kPlanned = 100000, kSignalAt = 3;
+  constexpr int kPlanned = 100000;
+  constexpr long kSignalAt = 3;
   for (const std::string scheme : {"ps-sync", "ps-async"})
     for (int servers = 1; servers <= std::min(2, world_size() - 1); ++servers) {
       const int workers = world_size() - servers;
       for (const int signalled : {workers - 1, workers}) {  // the last worker, the first server
-        const std::int64_t taken = steps_until_stopped(scheme, servers, signalled, kPlanned, kSignalAt);
+        const long taken = steps_until_stopped(scheme, servers, signalled, kPlanned, kSignalAt);
         const bool worker = taken >= 0;
-        std::int64_t most = 0, least = kPlanned, mine_least = worker ? taken : kPlanned;
-        MPI_Allreduce(&taken, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-        MPI_Allreduce(&mine_least, &least, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+        long most = 0, least = kPlanned, mine_least = worker ? taken : kPlanned;
+        MPI_Allreduce(&taken, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine_least, &least, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
         if (world_rank() == 0)
           std::printf("[ rule ] %s, %d servers, signal on rank %d after %lld steps: workers stopped after %lld-%lld "
                       "of %lld steps\n",

@@ -209,4 +209,21 @@ std::string TextTableStream::row(const Record& record) const {
   return text_line(cells, widths_, fields_);
 }
 
+std::string aligned_text(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    if (row.size() > width.size()) width.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      out += row[i];
+      if (i + 1 < row.size()) out += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace hpcnn

@@ -30,6 +30,10 @@ std::vector<std::string> parse_columns(const std::string& list);
 std::string render_table(const std::vector<Record>& records, const std::vector<std::string>& columns,
                          TableFormat format);
 
+// Rows of ready-made cells as text: columns left-aligned, two blanks apart, no trailing blanks
+// after the last column; every line ends with '\n' (the verdict and trend tables).
+std::string aligned_text(const std::vector<std::vector<std::string>>& rows);
+
 // The text format for rows printed one by one as they are measured (a suite's live output):
 // widths are fixed up front from each field's name, unit and `min_width`, so the header can be
 // printed before the first row; a longer value widens only its own row.

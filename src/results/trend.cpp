@@ -7,6 +7,7 @@
 #include <map>
 
 #include "results/report.hpp"
+#include "results/table.hpp"
 
 namespace hpcnn {
 
@@ -298,18 +299,7 @@ std::string trend_table(const std::vector<PointTrend>& trends, TableFormat forma
     }
     return out;
   }
-  std::vector<std::size_t> width(cells.front().size(), 0);
-  for (const auto& row : cells)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
+  return out + aligned_text(cells);
 }
 
 }  // namespace hpcnn

@@ -11,6 +11,7 @@
 
 #include "base/errors.hpp"
 #include "results/report.hpp"
+#include "results/table.hpp"
 
 namespace hpcnn {
 
@@ -292,19 +293,7 @@ std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
     if (!v.detail.empty() && v.verdict == Verdict::Status) verdict += " " + v.detail;
     cells.push_back({v.settings, v.metric, number_text(v.reference), number_text(v.now), number_text(v.ratio()), band, verdict});
   }
-  std::vector<std::size_t> width(cells.front().size(), 0);
-  for (const auto& row : cells)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  std::string out;
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
+  return aligned_text(cells);
 }
 
 std::string junit_xml(const std::vector<PointVerdict>& verdicts) {
