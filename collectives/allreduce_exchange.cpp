@@ -32,6 +32,7 @@ class AllreduceExchange : public Exchange {
     // Device pointers: the scheme either orders itself after the backend's stream, or the device
     // must have finished the bucket before start() (Staging::pull synchronizes when staged).
     if (s.memory == ExchangeMemory::Device) sync_before_start_ = !allreduce_->set_producer_stream(backend_.stream());
+    if (s.resume) optimizer_.restore(s.resume->optimizer);
   }
   ~AllreduceExchange() override {
     allreduce_.reset();
@@ -52,6 +53,8 @@ class AllreduceExchange : public Exchange {
     optimizer_.step(params, grads);
   }
   Traffic traffic() const override { return allreduce_->traffic(); }
+  // Every worker applies the same optimizer to the same sums: worker 0's state is everyone's.
+  ExchangeState checkpoint_state() override { return {{}, optimizer_.state()}; }
   double isolated_exchange_seconds(float* grads) override {
     MPI_Barrier(workers_);
     const auto t0 = std::chrono::steady_clock::now();

@@ -40,6 +40,15 @@ enum class BufferAccess {
 enum class ExchangeMemory { Host, Device, HostStaged };
 const char* exchange_memory_name(ExchangeMemory m);  // "host", "device", "host-staged"
 
+// What a training checkpoint keeps of an exchange (hpcnn-scale --data): the optimizer state over
+// the whole parameter buffer (allreduce schemes: the one every worker holds; parameter servers:
+// their shards, put together) and, for parameter servers, the weights the servers hold (which
+// ps-async workers do not all share; empty for allreduce schemes, whose workers hold the weights).
+struct ExchangeState {
+  std::vector<float> weights;
+  Optimizer::State optimizer;
+};
+
 struct ExchangeSetup {
   MPI_Comm world = MPI_COMM_WORLD;     // every rank of the job; the setup is collective over it
   int servers = 0;                     // parameter servers (the last `servers` ranks of world)
@@ -54,6 +63,12 @@ struct ExchangeSetup {
   // last (stop_agreed). Empty: never. (Allreduce schemes stop through the training loop's
   // per-iteration agreement instead.)
   std::function<bool()> stop_signalled;
+  // Resuming from a training checkpoint: the state to start from, on every rank (the workers'
+  // weights come through init()), or nullptr to start afresh. steps above counts what is left.
+  const ExchangeState* resume = nullptr;
+  // ps-sync with checkpoints: when a stop ends the run before its last step, worker 0 takes the
+  // servers' state of that step before it announces that it has finished (checkpoint_state()).
+  bool state_on_stop = false;
 };
 
 class Exchange {
@@ -78,6 +93,10 @@ class Exchange {
   // next step. ps-sync ends every worker after the same step; ps-async ends each worker after its
   // next reply. Always false for allreduce schemes.
   virtual bool stop_agreed() const { return false; }
+  // Worker 0 (world rank 0), between steps, when every worker's exchange of the steps so far is
+  // complete and none has started the next one (the caller's barrier keeps them there until it
+  // returns): the state a training checkpoint keeps. Parameter servers answer from within serve().
+  virtual ExchangeState checkpoint_state() = 0;
   // ---- server ----
   virtual void serve() {}
   // Bytes this rank sent and received so far.

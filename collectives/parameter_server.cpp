@@ -16,8 +16,13 @@
 // reply. Every worker tells every server when it has finished (kFinishedTag: steps done and
 // whether it asked to stop), so a server knows which posted receives will never be matched and the
 // first server how many stop requests to collect: no message is left unmatched.
+// Training checkpoints: worker 0 asks every server for its shard's weights and optimizer state
+// (kStateRequestTag) between steps, while no worker pushes (a barrier of the caller), and each
+// server answers from within serve() (kStateTag). On a resume every rank gets the checkpoint's
+// state (ExchangeSetup::resume): servers restore their optimizer shard, and the weights come from
+// worker 0's init() as always.
 // Message tags: the piece's index within its shard, kWeightsTag, kInitTag, kLastWeightsTag,
-// kStopRequestTag, kFinishedTag.
+// kStopRequestTag, kFinishedTag, kStateRequestTag, kStateTag.
 // GPU backends (ExchangeMemory::HostStaged): every message is sent from and received into host
 // memory (collectives/staging.hpp): a worker copies each bucket's gradients to the host before
 // pushing it and the received weights to the device after the wait; a server receives, sums and
@@ -25,6 +30,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "collectives/exchange.hpp"
@@ -42,6 +48,8 @@ constexpr int kInitTag = 32001;
 constexpr int kLastWeightsTag = 32002;  // the weights of the worker's last step
 constexpr int kStopRequestTag = 32003;  // a worker got a stop signal (to the first server)
 constexpr int kFinishedTag = 32004;     // a worker's last step is done: {steps, asked to stop}
+constexpr int kStateRequestTag = 32005; // worker 0 asks a server for its shard's state
+constexpr int kStateTag = 32006;        // the answer: {steps, first, second sizes}, weights, moments
 
 struct Piece {
   int bucket = 0;
@@ -55,29 +63,35 @@ int as_int(std::size_t n) {
   return static_cast<int>(n);
 }
 
-// What a server receives besides the pushes: every worker's notice that it has finished, and on
-// the first server the workers' stop requests; and the receives a finished worker will never
-// match, cancelled. Its request slots are the last kSlots of the server's receive array, so one
-// MPI_Waitany covers pushes and control messages.
+// What a server receives besides the pushes: every worker's notice that it has finished, on the
+// first server the workers' stop requests, and worker 0's requests for the shard's state (a
+// checkpoint); and the receives a finished worker will never match, cancelled. Its request slots
+// are the last kSlots of the server's receive array, so one MPI_Waitany covers pushes and control
+// messages.
 class Control {
  public:
-  static constexpr std::size_t kSlots = 2;
+  static constexpr std::size_t kSlots = 3;
   // first_server: the one that decides when the run stops (the others learn it from the workers'
-  // notices); stop_signalled: its own signal check (may be empty).
-  Control(MPI_Comm comm, bool first_server, std::function<bool()> stop_signalled, const std::vector<Piece>& pieces,
-          std::vector<MPI_Request>& recv, std::vector<std::size_t>& missing, Traffic& traffic)
+  // notices); stop_signalled: its own signal check (may be empty); send_state: answers a state
+  // request.
+  Control(MPI_Comm comm, bool first_server, std::function<bool()> stop_signalled, std::function<void()> send_state,
+          const std::vector<Piece>& pieces, std::vector<MPI_Request>& recv, std::vector<std::size_t>& missing,
+          Traffic& traffic)
       : comm_(comm),
         first_server_(first_server),
         stop_signalled_(std::move(stop_signalled)),
+        send_state_(std::move(send_state)),
         pieces_(pieces),
         recv_(recv),
         missing_(missing),
         traffic_(traffic),
         finished_(missing.size(), false),
         notice_slot_(recv.size() - kSlots),
-        request_slot_(recv.size() - kSlots + 1) {
+        request_slot_(recv.size() - kSlots + 1),
+        state_slot_(recv.size() - kSlots + 2) {
     post_notice();
     if (first_server_) post_request();
+    post_state_request();
   }
 
   std::size_t finished_count() const { return finished_count_; }
@@ -106,6 +120,11 @@ class Control {
       ++requests_received_;
       stop_ = true;
       post_request();
+      return -1;
+    }
+    if (slot == state_slot_) {
+      send_state_();
+      post_state_request();
       return -1;
     }
     const std::size_t w = slot / pieces_.size();
@@ -138,6 +157,7 @@ class Control {
     }
     cancel(request_slot_, 0);
     cancel(notice_slot_, 0);
+    cancel(state_slot_, 0);  // worker 0 asks only while steps remain: none can be on its way
   }
 
  private:
@@ -147,6 +167,7 @@ class Control {
   void post_request() {
     MPI_Irecv(&request_, 1, MPI_INT, MPI_ANY_SOURCE, kStopRequestTag, comm_, &recv_[request_slot_]);
   }
+  void post_state_request() { MPI_Irecv(&state_request_, 1, MPI_INT, 0, kStateRequestTag, comm_, &recv_[state_slot_]); }
   // Its pushes are all in (it waited for every reply before finishing): the receive posted for
   // its next push will never be matched.
   void worker_finished(std::size_t w) {
@@ -174,15 +195,16 @@ class Control {
   MPI_Comm comm_;
   bool first_server_;
   std::function<bool()> stop_signalled_;
+  std::function<void()> send_state_;
   const std::vector<Piece>& pieces_;
   std::vector<MPI_Request>& recv_;
   std::vector<std::size_t>& missing_;
   Traffic& traffic_;
   std::vector<bool> finished_;
   std::size_t finished_count_ = 0;
-  std::size_t notice_slot_, request_slot_;
+  std::size_t notice_slot_, request_slot_, state_slot_;
   std::int64_t notice_[2] = {0, 0};  // steps done, asked to stop (0/1)
-  int request_ = 0;
+  int request_ = 0, state_request_ = 0;
   bool stop_ = false;
   std::int64_t requests_sent_ = 0, requests_received_ = 0;
 };
@@ -282,10 +304,17 @@ class ParameterServer : public Exchange {
     requests_.clear();
     params_.push(params, 0, setup_.param_count);
     ++steps_done_;
+    // The servers serve until every worker has finished: ask them for this step's state first.
+    if (stop_agreed_ && setup_.state_on_stop && rank_ == 0 && steps_done_ < setup_.steps) state_on_stop_ = request_state();
     if (stop_agreed_ || steps_done_ == setup_.steps) announce_finished();
   }
   void update(float*, float*) override {}
   bool stop_agreed() const override { return stop_agreed_; }
+  ExchangeState checkpoint_state() override {
+    if (rank_ != 0) throw std::logic_error("parameter server: only worker 0 takes the servers' state");
+    if (state_on_stop_) return std::move(*state_on_stop_);
+    return request_state();
+  }
 
   // ---- server ----
   void serve() override {
@@ -307,6 +336,17 @@ class ParameterServer : public Exchange {
     weights_view.push(weights.get(), 0, n);
     traffic_.received += static_cast<std::int64_t>(n * sizeof(float));
     Optimizer optimizer(backend, n, setup_.optimizer);
+    if (setup_.resume) optimizer.restore(shard_of(setup_.resume->optimizer, lo, n));
+    // A checkpoint's request, answered between pushes: this shard's weights and optimizer state.
+    auto send_state = [&] {
+      const Optimizer::State st = optimizer.state();
+      const std::int64_t header[3] = {st.steps, static_cast<std::int64_t>(st.first.size()),
+                                      static_cast<std::int64_t>(st.second.size())};
+      MPI_Send(header, 3, MPI_INT64_T, 0, kStateTag, comm_);
+      MPI_Send(host_weights, as_int(n), MPI_FLOAT, 0, kStateTag, comm_);
+      MPI_Send(st.first.data(), as_int(st.first.size()), MPI_FLOAT, 0, kStateTag, comm_);
+      MPI_Send(st.second.data(), as_int(st.second.size()), MPI_FLOAT, 0, kStateTag, comm_);
+    };
     const auto workers = static_cast<std::size_t>(worker_count_);
     std::vector<std::vector<float>> grads(workers, std::vector<float>(n));
     // Each worker's pieces, then the control messages' two slots (Control): one array, one Waitany.
@@ -338,7 +378,7 @@ class ParameterServer : public Exchange {
       MPI_Send(host_weights, as_int(n), MPI_FLOAT, static_cast<int>(w), tag, comm_);
       traffic_.sent += static_cast<std::int64_t>(n * sizeof(float));
     };
-    Control control(comm_, k == 0, setup_.stop_signalled, pieces, recv, missing, traffic_);
+    Control control(comm_, k == 0, setup_.stop_signalled, send_state, pieces, recv, missing, traffic_);
     if (!async_) {
       const float scale = 1.0f / static_cast<float>(worker_count_);
       for (std::int64_t step = 0; step < setup_.steps; ++step) {
@@ -388,6 +428,44 @@ class ParameterServer : public Exchange {
 
  private:
   int server_rank(int k) const { return worker_count_ + k; }
+  // The optimizer state of the key range [lo, lo + n) of a whole-buffer state.
+  static Optimizer::State shard_of(const Optimizer::State& all, std::size_t lo, std::size_t n) {
+    Optimizer::State s;
+    s.steps = all.steps;
+    const auto cut = [&](const std::vector<float>& v) {
+      if (v.empty()) return std::vector<float>{};
+      if (v.size() < lo + n) throw RuntimeError("parameter server: a resumed optimizer state of " + std::to_string(v.size()) + " values is too short");
+      return std::vector<float>(v.begin() + static_cast<long>(lo), v.begin() + static_cast<long>(lo + n));
+    };
+    s.first = cut(all.first);
+    s.second = cut(all.second);
+    return s;
+  }
+  // Worker 0: every server's shard of weights and optimizer state, put together. The servers
+  // answer between pushes; the caller makes sure no worker pushes meanwhile.
+  ExchangeState request_state() {
+    const int ask = 1;
+    for (int k = 0; k < servers_; ++k) MPI_Send(&ask, 1, MPI_INT, server_rank(k), kStateRequestTag, comm_);
+    ExchangeState all;
+    all.weights.resize(setup_.param_count);
+    for (int k = 0; k < servers_; ++k) {
+      const activity::WaitScope waiting("parameter-server state for a checkpoint", -1, server_rank(k));
+      const std::size_t lo = shard_lo_[k], n = shard_hi_[k] - lo;
+      std::int64_t header[3] = {0, 0, 0};
+      MPI_Recv(header, 3, MPI_INT64_T, server_rank(k), kStateTag, comm_, MPI_STATUS_IGNORE);
+      if (k == 0) all.optimizer.steps = header[0];
+      if (header[0] != all.optimizer.steps || (header[1] != 0 && header[1] != static_cast<std::int64_t>(n)) ||
+          (header[2] != 0 && header[2] != static_cast<std::int64_t>(n)))
+        throw RuntimeError("parameter server: server " + std::to_string(k) + "'s state does not fit its shard");
+      MPI_Recv(all.weights.data() + lo, as_int(n), MPI_FLOAT, server_rank(k), kStateTag, comm_, MPI_STATUS_IGNORE);
+      for (auto [size, moments] : {std::pair{header[1], &all.optimizer.first}, std::pair{header[2], &all.optimizer.second}}) {
+        if (size > 0) moments->resize(setup_.param_count);
+        MPI_Recv(size > 0 ? moments->data() + lo : nullptr, as_int(static_cast<std::size_t>(size)), MPI_FLOAT,
+                 server_rank(k), kStateTag, comm_, MPI_STATUS_IGNORE);
+      }
+    }
+    return all;
+  }
   // Worker: a stop signal here asks the first server to end the run (once).
   void ask_to_stop_if_signalled() {
     if (request_sent_ || stop_agreed_ || !setup_.stop_signalled || !setup_.stop_signalled()) return;
@@ -419,6 +497,7 @@ class ParameterServer : public Exchange {
   std::int64_t steps_done_ = 0;
   bool request_sent_ = false, stop_agreed_ = false;
   int stop_request_ = 1;                        // the stop request's body
+  std::optional<ExchangeState> state_on_stop_;  // worker 0: the servers' state of the stopping step
   std::int64_t finished_notice_[2] = {0, 0};    // the finish notice's body
 };
 

@@ -13,6 +13,8 @@
 #             the runs that read the files every batch.
 #   MODELS    default lenet5,alexnet,resnet18,resnet50 (alexnet at 64x64: --image-size 64)
 #   EPOCHS (10), LOADING (cached,files), WORKERS (3), TRAIN_LIMIT / TEST_LIMIT (all images)
+#   CHECKPOINT_EVERY  epochs between training checkpoints (1; 0: none): with RUN_ID (common.sh) a
+#             requeued job continues each point from its last checkpoint
 #   ITERS     set: the former synthetic-batch E8 instead (ITERS timed iterations, no data files)
 # Quick local check on Fashion-MNIST at 4 ranks:
 #   DATASETS=fashion-mnist MODELS=lenet5 EPOCHS=1 TRAIN_LIMIT=6000 TEST_LIMIT=2000 NP=4 jobscripts/e8_mpirun.sh
@@ -52,8 +54,9 @@ e8_real_data() {
       local size=(); [ "$model" = alexnet ] && size=(--image-size 64)
       for loading in ${LOADING:-cached,files}; do
         local cache=(); [ "$loading" = cached ] && cache=(--cache)
+        # A checkpoint per epoch: a preempted or requeued job continues within its point (RUN_ID).
         local common=(--data "$dir" --model "$model" "${size[@]}" --batch 42 --epochs "${EPOCHS:-10}" "${cache[@]}"
-                      "${limits[@]}" --output "$OUT")
+                      "${limits[@]}" --checkpoint-every "${CHECKPOINT_EVERY:-1}" --output "$OUT")
         run_on "$WORKERS" "$WORKERS" "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange mpi,ring --sharding shard
         run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-sync --ps-servers 1 --sharding shard
         run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-async --ps-servers 1 --sharding whole

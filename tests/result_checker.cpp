@@ -139,7 +139,9 @@ int main(int argc, char** argv) {
         if (a.name == "iter_time_s") iters = &a;
       check(iters != nullptr, "iter_time_s missing");
       if (!iters) continue;
-      const auto ranks = static_cast<std::size_t>(p.record.number("ranks").value_or(0));
+      // The ranks that train: hpcnn-scale's workers (parameter servers have no iterations), else all.
+      const auto ranks = static_cast<std::size_t>(
+          p.record.number("workers").value_or(p.record.number("ranks").value_or(0)));
       const auto repeats = static_cast<std::size_t>(p.record.number("repeats").value_or(1));
       const auto n = repeats * static_cast<std::size_t>(p.record.number("iters").value_or(0));
       check(iters->dims.size() == 2 && iters->dims[0] == ranks && iters->dims[1] == n, "iter_time_s shape");
@@ -150,7 +152,7 @@ int main(int argc, char** argv) {
       const double batch = p.record.number("batch").value_or(0);
       const double expect = batch * static_cast<double>(ranks) / s.median;
       const double got = p.record.number("img_per_s").value_or(-1);
-      check(std::fabs(got - expect) <= 1e-9 * expect, "img_per_s differs from batch x ranks / median");
+      check(std::fabs(got - expect) <= 1e-9 * expect, "img_per_s differs from batch x training ranks / median");
       check(std::fabs(p.record.number("iter_median_s").value_or(-1) - s.median) <= 1e-12, "median");
       check(std::fabs(p.record.number("iter_p95_s").value_or(-1) - s.p95) <= 1e-12, "p95");
       if (const auto outliers = p.record.number("outlier_iters"))

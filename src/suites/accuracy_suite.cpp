@@ -60,13 +60,10 @@ std::vector<OptionSpec> accuracy_options() {
       {"lr-schedule", OptType::Choice, false, "constant", "NAME",
        "constant; step: x0.1 every --lr-step epochs; cosine: half cosine to 0 over all steps", "constant|step|cosine"},
       {"lr-step", OptType::Int, false, "30", "N", "epochs between the x0.1 steps of --lr-schedule step", {}, 1, 1e7},
-      {"checkpoint-every", OptType::Int, false, "0", "N",
-       "save a training checkpoint every N epochs (or optimizer steps: --checkpoint-unit) into the run's journal, "
-       "and at a stop signal (0: none); --run-id ID --resume continues an interrupted point from its last "
-       "checkpoint, bit-identically on the CPU backends", {}, 0, 1e12},
-      {"checkpoint-unit", OptType::Choice, false, "epoch", "UNIT", "what --checkpoint-every counts", "epoch|step"},
   };
   specs.insert(specs.end(), mine.begin(), mine.end());
+  const std::vector<OptionSpec> checkpoints = checkpoint_options();
+  specs.insert(specs.end(), checkpoints.begin(), checkpoints.end());
   const std::vector<OptionSpec> data = real_data_options("keep every decoded sample in memory after its first use", "2");
   specs.insert(specs.end(), data.begin(), data.end());
   const std::vector<OptionSpec> output = output_options();
@@ -406,24 +403,9 @@ void AccuracyRun::save_checkpoint(EpochSeries& s, const EpochPosition& at) {
 
 EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
   if (!checkpoints()) return {};
-  // Rank 0 reads the file (the output folder need not be shared) and every rank parses the bytes.
-  std::string bytes;
-  int length = 0;
-  if (rank_ == 0 && std::filesystem::exists(checkpoint_)) {
-    std::ifstream f(checkpoint_, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw RuntimeError(checkpoint_ + ": " + std::to_string(bytes.size()) + " bytes, more than one broadcast carries");
-    length = static_cast<int>(bytes.size());
-  }
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
-  if (length == 0) return {};
-  bytes.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(bytes.data(), length, MPI_CHAR, 0, comm_);
-  const Checkpoint c = Checkpoint::parse(bytes, checkpoint_, ap_.reproducer);
-  if (c.integer("ranks") != size_)
-    throw UsageError(checkpoint_ + ": a checkpoint of " + std::to_string(c.integer("ranks")) + " ranks, not " +
-                     std::to_string(size_));
+  const std::optional<Checkpoint> read = read_point_checkpoint(checkpoint_, ap_.reproducer, comm_);
+  if (!read) return {};
+  const Checkpoint& c = *read;
   // The CRC and the settings match, so the sizes should too; a file that still disagrees (another
   // build's model, a forged file) is refused naming the array, never read past its end.
   const auto expect_size = [&](const char* name, std::size_t got, std::size_t want) {
@@ -469,16 +451,6 @@ double median_of(std::vector<double> v) {
 }
 
 
-
-// FNV-1a 64 over the parameters' bytes, as 16 hex digits.
-std::string params_digest(const std::vector<float>& params) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(params.data());
-  for (std::size_t i = 0; i < params.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
 
 void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) {
   out.arrays.push_back(epoch_array("epoch_train_loss", s.train_loss));

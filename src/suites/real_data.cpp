@@ -2,7 +2,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 
+#include "base/errors.hpp"
 #include "harness/resources.hpp"
 
 namespace hpcnn {
@@ -77,5 +82,47 @@ void set_data_set_fields(Record& r, const LoadedData& data) {
 }
 
 Array epoch_array(const char* name, const std::vector<double>& values) { return make_array(name, {values.size()}, values); }
+
+std::vector<OptionSpec> checkpoint_options() {
+  return {
+      {"checkpoint-every", OptType::Int, false, "0", "N",
+       "save a training checkpoint every N epochs (or optimizer steps: --checkpoint-unit) into the run's journal, "
+       "and at a stop signal (0: none); --run-id ID --resume continues an interrupted point from its last "
+       "checkpoint, bit-identically on the CPU backends", {}, 0, 1e12},
+      {"checkpoint-unit", OptType::Choice, false, "epoch", "UNIT", "what --checkpoint-every counts", "epoch|step"},
+  };
+}
+
+std::optional<Checkpoint> read_point_checkpoint(const std::string& path, const std::string& settings, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::string bytes;
+  long long length = 0;  // -1: too large for one broadcast (every rank throws the same error)
+  if (rank == 0 && std::filesystem::exists(path)) {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    length = bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ? -1 : static_cast<long long>(bytes.size());
+  }
+  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm);
+  if (length < 0) throw RuntimeError(path + ": more bytes than one broadcast carries");
+  if (length == 0) return std::nullopt;
+  bytes.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(bytes.data(), static_cast<int>(length), MPI_CHAR, 0, comm);
+  Checkpoint c = Checkpoint::parse(bytes, path, settings);
+  if (c.integer("ranks") != size)
+    throw UsageError(path + ": a checkpoint of " + std::to_string(c.integer("ranks")) + " ranks, not " +
+                     std::to_string(size));
+  return c;
+}
+
+std::string params_digest(const std::vector<float>& params) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(params.data());
+  for (std::size_t i = 0; i < params.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
 
 }  // namespace hpcnn

@@ -3,12 +3,16 @@
 // settings and the record fields describing the data.
 #pragma once
 
+#include <mpi.h>
+
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/batch_loader.hpp"
 #include "data/dataset.hpp"
+#include "harness/checkpoint.hpp"
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/record.hpp"
@@ -44,5 +48,17 @@ void set_data_set_fields(Record& r, const LoadedData& data);
 
 // A per-epoch array (dims {values}).
 Array epoch_array(const char* name, const std::vector<double>& values);
+
+// checkpoint-every, checkpoint-unit: training checkpoints of a real-data point.
+std::vector<OptionSpec> checkpoint_options();
+
+// A point's checkpoint, collectively over comm: rank 0 reads `path` (the output folder need not
+// be shared) and every rank parses the bytes it broadcasts. nullopt when there is none; a damaged
+// file is a RuntimeError, one of other settings (`settings`: the point's command line) or of
+// another number of ranks a UsageError, each naming the file.
+std::optional<Checkpoint> read_point_checkpoint(const std::string& path, const std::string& settings, MPI_Comm comm);
+
+// FNV-1a 64 over the parameters' bytes, as 16 hex digits: equal digests, equal weights.
+std::string params_digest(const std::vector<float>& params);
 
 }  // namespace hpcnn

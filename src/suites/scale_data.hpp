@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <vector>
 
 #include "harness/options.hpp"
@@ -26,8 +27,10 @@ namespace hpcnn {
 std::vector<OptionSpec> scale_data_options();
 bool scale_wants_data(const Options& o);
 
-// One point. Collective over comm (all ranks, servers included).
+// One point. Collective over comm (all ranks, servers included). checkpoint: the point's
+// checkpoint file (written with --checkpoint-every, continued from when it exists); reproducer:
+// the point's command line, the settings a checkpoint belongs to.
 ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryVersions& libraries,
-                                 const LoadedData& data);
+                                 const LoadedData& data, const std::string& checkpoint, const std::string& reproducer);
 
 }  // namespace hpcnn

@@ -105,6 +105,15 @@ void validate(const Options& o) {
     if (!o.flag("cache")) data::SampleFiles::require_uncompressed(set.train_files);
     if (o.flag("baseline") || o.has("baseline-file"))
       throw UsageError("--data: the efficiency baseline (--baseline, --baseline-file) is for synthetic batches");
+    // ps-async workers are at different steps within an epoch: only an epoch's end (every worker
+    // done with it) is a state to continue from.
+    const std::vector<std::string> schemes = o.values("exchange");
+    if (o.integer("checkpoint-every") > 0 && o.str("checkpoint-unit") == "step" &&
+        std::find(schemes.begin(), schemes.end(), "ps-async") != schemes.end())
+      throw UsageError("--checkpoint-unit step: ps-async workers are at different steps within an epoch; use epoch");
+  } else if (o.integer("checkpoint-every") > 0) {
+    throw UsageError("--checkpoint-every " + std::to_string(o.integer("checkpoint-every")) +
+                     ": training checkpoints are for --data points (synthetic points are resumed whole by --resume)");
   }
 }
 
@@ -510,10 +519,11 @@ int run_scale_suite(int argc, char** argv) {
   def.validate = validate;
   std::unique_ptr<LoadedData> loaded;  // --data: read once, shared by every point
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
-                      const PointPlace&) {
+                      const PointPlace& place) {
     if (scale_wants_data(o)) {
       if (!loaded) loaded = load_real_data(o);
-      return run_scale_data_point(PointSettings(o, p), comm, libs, *loaded);
+      return run_scale_data_point(PointSettings(o, p), comm, libs, *loaded, place.checkpoint,
+                                  point_reproducer(def.program, o, p));
     }
     return run_point(scale_point(PointSettings(o, p), comm), comm, libs, baselines);
   };
