@@ -13,6 +13,7 @@
 #             the runs that read the files every batch.
 #   MODELS    default lenet5,alexnet,resnet18,resnet50 (alexnet at 64x64: --image-size 64)
 #   EPOCHS (10), LOADING (cached,files), WORKERS (3), TRAIN_LIMIT / TEST_LIMIT (all images)
+#   SCHEMES   default allreduce,ps-sync,ps-async (allreduce: mpi and ring on the workers alone)
 #   CHECKPOINT_EVERY  epochs between training checkpoints (1; 0: none): with RUN_ID (common.sh) a
 #             requeued job continues each point from its last checkpoint
 #   ITERS     set: the former synthetic-batch E8 instead (ITERS timed iterations, no data files)
@@ -22,6 +23,9 @@ OUT=${OUT:-results/e8}
 WORKERS=${WORKERS:-3}
 MODELS=${MODELS:-lenet5,alexnet,resnet18,resnet50}
 e8_columns=model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean
+
+# Is scheme group $1 (allreduce, ps-sync, ps-async) among $SCHEMES?
+e8_wants() { [[ ",${SCHEMES:-allreduce,ps-sync,ps-async}," == *",$1,"* ]]; }
 
 # A folder with the files of data set $1 uncompressed: $1 itself unless it holds .gz files.
 e8_uncompressed() {
@@ -57,9 +61,9 @@ e8_real_data() {
         # A checkpoint per epoch: a preempted or requeued job continues within its point (RUN_ID).
         local common=(--data "$dir" --model "$model" "${size[@]}" --batch 42 --epochs "${EPOCHS:-10}" "${cache[@]}"
                       "${limits[@]}" --checkpoint-every "${CHECKPOINT_EVERY:-1}" --output "$OUT")
-        run_on "$WORKERS" "$WORKERS" "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange mpi,ring --sharding shard
-        run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-sync --ps-servers 1 --sharding shard
-        run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-async --ps-servers 1 --sharding whole
+        e8_wants allreduce && run_on "$WORKERS" "$WORKERS" "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange mpi,ring --sharding shard
+        e8_wants ps-sync && run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-sync --ps-servers 1 --sharding shard
+        e8_wants ps-async && run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-async --ps-servers 1 --sharding whole
       done
     done
   done

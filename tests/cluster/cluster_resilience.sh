@@ -12,6 +12,10 @@
 #    within 40 s Slurm cancels the job "due to node failure" and requeues it (--requeue); the
 #    restarted job runs on the 3 hosts left, resumes, and its file holds every point once, equal
 #    to an uninterrupted run's, with no rank on the dead host.
+#  - preemption within a training point: E8 on real data (jobscripts/e8_slurm.sh, a checkpoint per
+#    epoch) gets USR1 once a checkpoint exists: the point stops at the next step with a checkpoint
+#    of it, the job requeues itself, and the restarted job continues that point from the
+#    checkpoint (resumed_steps > 0) instead of starting it over; both points end ok with every epoch.
 source "$(dirname "$0")/cluster_test_lib.sh"
 cluster_start 4
 source "$src/tests/cluster/cluster_lib.sh"
@@ -81,6 +85,29 @@ if wait_for 120 "job $victim_job's rank on n2" has_rank_on_n2; then
   check "no result file" [ -z "$(find "$kill_out" -name '[!.]*.h5' 2>/dev/null)" ]
 else
   fail=1; scancel "$victim_job"
+fi
+
+# Preemption within a training point (hpcnn-scale --data checkpoints), 8 epochs of 8 steps.
+mkdir -p "$work/c10" && "$build/tests/make_image_files" cifar10 "$work/c10" 1008 100 >/dev/null || { echo "FAIL: make_image_files"; fail=1; }
+e8=$(submit "$work/e8" DATASETS="$work/c10" MODELS=resnet18 EPOCHS=8 LOADING=cached SCHEMES=allreduce OUT="$work/e8/out" \
+  --nodes=4 "$js/e8_slurm.sh")
+e8_checkpoint() { compgen -G "$work/e8/out/.hpcnn-scale-$e8-1.journal/ckpt-*.bin" >/dev/null; }
+if wait_for 180 "a checkpoint of job $e8" e8_checkpoint; then
+  scancel --batch --signal=USR1 "$e8"
+  echo "+ scancel --batch --signal=USR1 $e8"
+  wait_job "$e8" 300
+  out=$work/e8/slurm-$e8.out
+  check "e8: job $e8 completed after a restart ($(job_state "$e8"), Restarts=$(job_field "$e8" Restarts))" \
+    [ "$(job_state "$e8")" = COMPLETED -a "$(job_field "$e8" Restarts)" = 1 ]
+  check "e8: the step stopped within its point (exit 75)" in_output "$out" "interrupted by signal 10 after [0-9]+ of 2 points.*exit 75"
+  final=$work/e8/out/hpcnn-scale-$e8-1.h5
+  figures=$("$build/hpcnn-summary" --format csv --columns exchange,epochs_done,resumed_steps,status "$final" 2>&1)
+  echo "$figures"
+  check "e8: both points ok with 8 epochs" [ "$(grep -c ',8,[0-9]*,ok$' <<<"$figures")" = 2 ]
+  check "e8: a point continued from its checkpoint" eval "grep -qE ',8,[1-9][0-9]*,ok$' <<<\"\$figures\""
+  check "e8: no journal or temporary file left" [ -z "$(find "$work/e8/out" -mindepth 1 -name '.*')" ]
+else
+  echo "FAIL: job $e8 wrote no checkpoint in 180 s"; cat "$work/e8/slurm-$e8.out"; fail=1; scancel "$e8"
 fi
 
 # A host dies: n2's slurmd and everything on n2 killed while the sweep runs there.
