@@ -14,7 +14,9 @@
 #     Fashion-MNIST the same on the synthetic idx set (>= 90 %); --target-accuracy gives the time
 #     to accuracy, or NaN and 'not reached' for an unreachable target;
 #  4. CIFAR-10 binary files, whole-set sharding, read from the files;
-#  5. bad input: gzip files without --cache, a batch larger than the set: one line, exit 2.
+#  5. gzip files without --cache: each worker reads from a decompressed copy in $TMPDIR (the same
+#     reads and figures as from the uncompressed files; no copy left behind);
+#  6. bad input: a batch larger than the set: one line, exit 2.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 error_lines='^hpcnn-'
 mpi=(timeout 300 $MPIRUN)  # the launcher of this build's MPI (script_lib.sh), oversubscribing
@@ -87,9 +89,23 @@ got=$(./hpcnn-summary --format csv --columns dataset,sharding,steps_per_epoch,dr
 got=$(./hpcnn-summary --format csv --columns target_status,time_to_accuracy_s "$out/cifar" | tail -1)
 [[ "$got" = "not reached in 1 epochs"*,nan ]] || { echo "FAIL: unreachable target: target_status,time_to_accuracy_s = $got"; fail=1; }
 
-# 5. bad input
-mkdir -p "$out/gz"
+# 5. gzip files without --cache: read from decompressed copies, the same reads and figures as from
+# the uncompressed files; the copies have no name in the scratch folder ($TMPDIR), during or after
+mkdir -p "$out/gz" "$out/scratch"
 for f in "$out"/idx/*; do gzip -c "$f" >"$out/gz/${f##*/}.gz"; done
-expect_error 2 "train-images-idx3-ubyte.gz: gzip-compressed" -- "${mpi[@]}" -np 2 ./hpcnn-scale --data "$out/gz" --model lenet5 --quiet
+gz_common=("${common[@]}")
+gz_common[1]="$out/gz"
+run env TMPDIR="$out/scratch" "${mpi[@]}" -np 4 ./hpcnn-scale "${gz_common[@]}" --batch 12 --exchange mpi --output "$out/gzrun"
+got=$(./hpcnn-summary --format csv --columns samples_from,decompressed_files,decompressed_bytes,file_reads,file_read_bytes "$out/gzrun" | tail -1)
+[ "$got" = "decompressed copies,1,$(stat -c %s "$out/idx/train-images-idx3-ubyte"),1920,1505280" ] ||
+  { echo "FAIL: gzip uncached: samples_from,decompressed_files,decompressed_bytes,file_reads,file_read_bytes = $got"; fail=1; }
+awk -v s="$(./hpcnn-summary --format csv --columns decompress_s "$out/gzrun" | tail -1)" 'BEGIN {exit !(s > 0)}' ||
+  { echo "FAIL: no decompress_s"; fail=1; }
+got=$(./hpcnn-summary --table accuracy --format csv --columns "$cols" "$out/gzrun")
+differs "$one" "$got" 1e-5 || { echo "FAIL: training on decompressed copies differs"; fail=1; }
+left=$(find "$out/scratch" -name 'hpcnn-decompressed-*')
+[ -z "$left" ] || { echo "FAIL: decompressed copies left behind: $left"; fail=1; }
+
+# 6. bad input
 expect_error 2 "--batch 600" -- "${mpi[@]}" -np 2 ./hpcnn-scale --data "$out/idx" --model lenet5 --batch 600 --cache --quiet
 exit $fail

@@ -26,6 +26,7 @@
 #include "data/idx.hpp"
 #include "data/sample_files.hpp"
 #include "data/sampler.hpp"
+#include "data/scratch_copy.hpp"
 #include "base/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -581,17 +582,71 @@ TEST(SampleFiles, ReadsEverySampleFromTheFilesAndCountsTheReads) {
     }
     EXPECT_EQ(files.reads() - before, 2 * ds.train.size());
   }
-  // gzip files cannot be read at an offset: one line naming the file, a usage error.
-  write((idx / "train-images-idx3-ubyte.gz").string(), gzip(idx_images(9, 28, 28)));
-  fs::remove(idx / "train-images-idx3-ubyte");
-  const DataSet gz = load_dataset(idx.string());
-  try {
-    SampleFiles files(gz);
-    ADD_FAILURE() << "gzip accepted";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("train-images-idx3-ubyte.gz: gzip-compressed"), std::string::npos) << e.what();
+}
+
+// A gzip set is decompressed once into an unnamed scratch copy: the samples read from it are the
+// decoded set's, the decompression is counted apart from the reads, and the scratch folder holds no
+// name at any time (nothing to leave behind however the process ends).
+TEST(SampleFiles, ReadsGzipFilesFromUnnamedDecompressedCopies) {
+  TempDir d, scratch;
+  const fs::path idx = fs::path(d.path()) / "idx", c10 = fs::path(d.path()) / "c10";
+  fs::create_directories(idx);
+  fs::create_directories(c10);
+  const Bytes images = idx_images(9, 28, 28);
+  write((idx / "train-images-idx3-ubyte.gz").string(), gzip(images));
+  write((idx / "train-labels-idx1-ubyte.gz").string(), gzip(idx_labels(9)));
+  write((idx / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((idx / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  std::uint64_t cifar_bytes = 0;
+  for (int k = 1; k <= 5; ++k) {  // the first two gzip-compressed, the others not
+    const Bytes records = cifar_records(2, false, k);
+    const std::string name = (c10 / ("data_batch_" + std::to_string(k) + ".bin")).string();
+    write(name, k <= 2 ? gzip(records) : records);
+    if (k <= 2) cifar_bytes += records.size();
   }
-  EXPECT_THROW(SampleFiles::require_uncompressed(gz.train_files), UsageError);
+  write((c10 / "test_batch.bin").string(), cifar_records(1, false));
+  EXPECT_EQ(gzip_inflated_size((idx / "train-images-idx3-ubyte.gz").string()), images.size());
+  EXPECT_EQ(gzip_inflated_size((idx / "t10k-images-idx3-ubyte").string()), 0u);
+  const std::pair<fs::path, std::pair<std::size_t, std::uint64_t>> sets[] = {{idx, {1, images.size()}},
+                                                                             {c10, {2, cifar_bytes}}};
+  for (const auto& [dir, copies] : sets) {
+    const DataSet ds = load_dataset(dir.string());
+    SampleFiles files(ds, scratch.path());
+    EXPECT_EQ(files.decompressed_files(), copies.first) << dir;
+    EXPECT_EQ(files.decompressed_bytes(), copies.second) << dir;
+    EXPECT_GE(files.decompress_seconds(), 0.0);
+    EXPECT_TRUE(fs::is_empty(scratch.path())) << "a decompressed copy has a name in " << scratch.path();
+    Bytes px(ds.train.image_bytes());
+    for (std::size_t i = 0; i < ds.train.size(); ++i) {
+      files.read(i, px.data());
+      EXPECT_TRUE(std::equal(px.begin(), px.end(), ds.train.image(i))) << dir << " sample " << i;
+    }
+    EXPECT_EQ(files.reads(), ds.train.size());  // decompressing is no sample read
+  }
+  // Uncompressed files need no scratch space, whatever the folder.
+  fs::remove(c10 / "data_batch_1.bin");
+  fs::remove(c10 / "data_batch_2.bin");
+  write((c10 / "data_batch_1.bin").string(), cifar_records(2, false, 1));
+  write((c10 / "data_batch_2.bin").string(), cifar_records(2, false, 2));
+  EXPECT_NO_THROW(SampleFiles::check_scratch_space(load_dataset(c10.string()), 1000, "/nonexistent"));
+  SampleFiles uncompressed(load_dataset(c10.string()), "/nonexistent");
+  EXPECT_EQ(uncompressed.decompressed_files(), 0u);
+  // Too little space, or no folder: one line naming the folder, before anything is written.
+  const DataSet gz = load_dataset(idx.string());
+  EXPECT_NO_THROW(SampleFiles::check_scratch_space(gz, 4, scratch.path()));
+  try {
+    check_scratch_space(scratch.path(), std::uint64_t{1} << 62, "decompressed copies");
+    ADD_FAILURE() << "4 EiB fit";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find(scratch.path() + ": decompressed copies need 4398046511104.0 MiB"), std::string::npos)
+        << e.what();
+  }
+  try {
+    SampleFiles files(gz, scratch.path() + "/missing");
+    ADD_FAILURE() << "a missing scratch folder accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("/missing: scratch folder"), std::string::npos) << e.what();
+  }
 }
 
 // Hostile input (issue 13): a set that cannot fit in the memory the node has is refused before it

@@ -4,71 +4,93 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "base/errors.hpp"
+#include "data/scratch_copy.hpp"
 
 namespace hpcnn::data {
 
 namespace {
-
-bool is_gzip(int fd) {
-  unsigned char magic[2] = {0, 0};
-  return pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
 
 std::uint64_t file_size(int fd) {
   struct stat st {};
   return fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-UsageError gzip_error(const std::string& path) {
-  return UsageError(path + ": gzip-compressed; reading every batch from the files needs them uncompressed "
-                           "(gunzip them) or --cache");
+// Complete samples in a file of `size` bytes whose sample k sits at offset + k * stride.
+std::size_t samples_in(std::uint64_t size, std::uint64_t offset, std::uint64_t stride, std::size_t image_bytes) {
+  if (size < offset + image_bytes) return 0;
+  return static_cast<std::size_t>((size - offset - image_bytes) / stride + 1);
+}
+
+// The files samples are read from: an idx set's image file (labels stay in memory), every
+// CIFAR training file.
+std::vector<std::string> sample_paths(const DataSet& set) {
+  if (set.format == "idx") return {set.train_files.at(0)};
+  return set.train_files;
 }
 
 }  // namespace
 
-void SampleFiles::require_uncompressed(const std::vector<std::string>& paths) {
-  for (const std::string& path : paths) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const bool gz = is_gzip(fd);
-    ::close(fd);
-    if (gz) throw gzip_error(path);
-  }
+void SampleFiles::check_scratch_space(const DataSet& located, int copies, const std::string& scratch) {
+  std::uint64_t need = 0;
+  std::size_t files = 0;
+  for (const std::string& path : sample_paths(located))
+    if (const std::uint64_t bytes = gzip_inflated_size(path); bytes > 0) {
+      need += bytes;
+      ++files;
+    }
+  if (files == 0) return;
+  data::check_scratch_space(scratch_dir(scratch), need * static_cast<std::uint64_t>(copies),
+                            "decompressed copies of " + std::to_string(files) + " gzip training file(s) for " +
+                                std::to_string(copies) + " worker(s) on this node");
 }
 
-void SampleFiles::open_part(const std::string& path, std::size_t count, std::uint64_t offset, std::uint64_t stride) {
+int SampleFiles::open_samples(const std::string& path) {
+  if (!is_gzip_file(path)) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw RuntimeError(path + ": " + std::strerror(errno));
+    return fd;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string dir = scratch_dir(scratch_);
+  data::check_scratch_space(dir, gzip_inflated_size(path), "a decompressed copy of " + path);
+  const int fd = decompressed_copy(path, dir);
+  decompress_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++decompressed_files_;
+  decompressed_bytes_ += file_size(fd);
+  return fd;
+}
+
+void SampleFiles::open_part(const std::string& path, std::size_t wanted, std::uint64_t offset, std::uint64_t stride) {
   Part p;
   p.path = path;
-  p.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (p.fd < 0) throw RuntimeError(path + ": " + std::strerror(errno));
+  p.fd = open_samples(path);
   parts_.push_back(p);  // closed by the destructor from here on
-  if (is_gzip(p.fd)) throw gzip_error(path);
-  parts_.back().first = samples_;
-  parts_.back().count = count;
-  parts_.back().offset = offset;
-  parts_.back().stride = stride;
-  samples_ += count;
+  Part& part = parts_.back();
+  part.first = samples_;
+  part.count = std::min(wanted, samples_in(file_size(part.fd), offset, stride, image_bytes_));
+  part.offset = offset;
+  part.stride = stride;
+  samples_ += part.count;
 }
 
-SampleFiles::SampleFiles(const DataSet& set) : image_bytes_(set.train.image_bytes()) {
+SampleFiles::SampleFiles(const DataSet& set, const std::string& scratch)
+    : scratch_(scratch), image_bytes_(set.train.image_bytes()) {
   const std::size_t n = set.train.size();
   try {
     if (set.format == "idx") {
-      // train_files = {images, labels}: a 16-byte header, then the images back to back.
-      open_part(set.train_files.at(0), n, 16, image_bytes_);
+      // A 16-byte header, then the images back to back.
+      open_part(sample_paths(set).front(), n, 16, image_bytes_);
     } else if (set.format == "cifar10-bin" || set.format == "cifar100-bin") {
       const std::uint64_t labels = set.format == "cifar10-bin" ? 1 : 2, record = labels + image_bytes_;
-      for (const std::string& path : set.train_files) {
+      for (const std::string& path : sample_paths(set)) {
         if (samples_ >= n) break;  // --train-limit: the later files are not needed
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        const std::uint64_t bytes = fd >= 0 ? file_size(fd) : 0;
-        if (fd >= 0) ::close(fd);
-        const std::size_t in_file = std::min<std::size_t>(static_cast<std::size_t>(bytes / record), n - samples_);
-        open_part(path, in_file, labels, record);
+        open_part(path, n - samples_, labels, record);
       }
     } else {
       throw RuntimeError(set.dir + ": no per-sample reader for format '" + set.format + "'");

@@ -1,7 +1,9 @@
 // Reading single training samples straight from a data set's files, at their offsets: what a
 // framework that reads every batch from disk (paper 003's PyTorch and MXNet) does, so an uncached
-// input pipeline really pays the I/O + decode on every use. Uncompressed files only (idx, CIFAR-10/100
-// binary): a gzip stream cannot be read at an offset without inflating everything before it.
+// input pipeline really pays the I/O + decode on every use. idx and CIFAR-10/100 binary files; a
+// gzip stream cannot be read at an offset without inflating everything before it, so a gzip file is
+// decompressed once, when this is made, into an unnamed scratch copy (data/scratch_copy.hpp) that
+// the samples are then read from, as torchvision reads the raw files it decompressed on download.
 // Thread-safe (pread); the counters say how many reads and bytes really went to the files.
 #pragma once
 
@@ -18,16 +20,17 @@ namespace hpcnn::data {
 class SampleFiles {
  public:
   // The training files of `set` (located and read by load_dataset, whose ImageSet gives the
-  // geometry). UsageError naming the file when one is gzip-compressed; RuntimeError when one
-  // cannot be opened or no longer matches the set.
-  explicit SampleFiles(const DataSet& set);
+  // geometry); gzip files are decompressed into scratch_dir(scratch) first. RuntimeError when a
+  // file cannot be opened or no longer matches the set, or a copy does not fit.
+  explicit SampleFiles(const DataSet& set, const std::string& scratch = "");
   ~SampleFiles();
   SampleFiles(const SampleFiles&) = delete;
   SampleFiles& operator=(const SampleFiles&) = delete;
 
-  // Before any work: UsageError naming the first of `paths` that is gzip-compressed (missing
-  // files are the readers' to report).
-  static void require_uncompressed(const std::vector<std::string>& paths);
+  // Before any work, from locate_dataset's paths: RuntimeError (one line) when scratch_dir(scratch)
+  // cannot hold `copies` decompressed copies of the gzip files samples would be read from (one per
+  // worker of the node). Nothing to check for uncompressed files.
+  static void check_scratch_space(const DataSet& located, int copies, const std::string& scratch = "");
 
   std::size_t size() const { return samples_; }
   // The image_bytes() pixel bytes of training sample `index` (planar C x H x W), one pread.
@@ -36,6 +39,11 @@ class SampleFiles {
 
   std::uint64_t reads() const { return reads_.load(); }
   std::uint64_t bytes() const { return bytes_.load(); }
+  // The gzip files decompressed into scratch copies, their inflated bytes, and the seconds it took
+  // (once, in the constructor: no part of any batch's load time).
+  std::size_t decompressed_files() const { return decompressed_files_; }
+  std::uint64_t decompressed_bytes() const { return decompressed_bytes_; }
+  double decompress_seconds() const { return decompress_s_; }
 
  private:
   struct Part {  // one file: samples [first, first + count), sample k's pixels at offset + k * stride
@@ -44,10 +52,17 @@ class SampleFiles {
     std::size_t first = 0, count = 0;
     std::uint64_t offset = 0, stride = 0;
   };
-  void open_part(const std::string& path, std::size_t count, std::uint64_t offset, std::uint64_t stride);
+  // Opens `path` (or its decompressed copy) and takes up to `wanted` samples from it, as many as it
+  // holds.
+  void open_part(const std::string& path, std::size_t wanted, std::uint64_t offset, std::uint64_t stride);
+  int open_samples(const std::string& path);
 
+  std::string scratch_;
   std::vector<Part> parts_;
   std::size_t samples_ = 0, image_bytes_ = 0;
+  std::size_t decompressed_files_ = 0;
+  std::uint64_t decompressed_bytes_ = 0;
+  double decompress_s_ = 0;
   mutable std::atomic<std::uint64_t> reads_{0}, bytes_{0};
 };
 

@@ -16,6 +16,7 @@
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
 #include "suites/evaluator.hpp"
+#include "suites/file_reads.hpp"
 #include "suites/scale_common.hpp"
 
 namespace hpcnn {
@@ -148,8 +149,9 @@ class DataWorker {
   const EpochFigures& epochs() const { return epochs_; }
   float last_loss() const { return loop_.last_loss(); }
   const std::string& divergence() const { return loop_.divergence(); }
-  std::uint64_t file_reads() const { return (files_ ? files_->reads() : 0) + reads_before_[0]; }
-  std::uint64_t file_bytes() const { return (files_ ? files_->bytes() : 0) + reads_before_[1]; }
+  const data::SampleFiles* files() const { return files_.get(); }
+  // Worker 0: the files' reads and bytes of every worker before a restart (0 elsewhere).
+  double reads_before(int k) const { return static_cast<double>(reads_before_[k]); }
   std::vector<float> params() { return net_.get_params(); }
   int resumed_epochs() const { return resumed_epochs_; }
 
@@ -441,7 +443,7 @@ void add_data_arrays(ResultPoint& out, const EpochFigures& e) {
 std::vector<OptionSpec> scale_data_options() {
   std::vector<OptionSpec> specs = real_data_options(
       "keep every decoded sample in memory (TensorFlow's cache); without it every batch is read from the files and "
-      "decoded again (PyTorch, MXNet), which needs uncompressed files",
+      "decoded again (PyTorch, MXNet); gzip files are first decompressed once per run, into $TMPDIR",
       "0");
   specs.front().default_value = "";  // --data switches to real data: no default data set here
   const std::vector<OptionSpec> mine = {
@@ -497,7 +499,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
 
   WorkerTimes t;
   EpochFigures epochs;
-  double reads[2] = {0, 0};  // file reads and bytes, summed over the workers
+  FileReads reads;
   std::string digest;
   int resumed_epochs = 0;
   if (exchange->is_worker()) {
@@ -507,8 +509,9 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
     t.last_loss = worker.last_loss();
     t.diverged = worker.divergence();
     epochs = worker.epochs();
-    reads[0] = static_cast<double>(worker.file_reads());
-    reads[1] = static_cast<double>(worker.file_bytes());
+    reads = file_reads_of(worker.files());  // before its scratch copies go with it
+    reads.reads += worker.reads_before(0);
+    reads.bytes += worker.reads_before(1);
     digest = params_digest(worker.params());
     resumed_epochs = worker.resumed_epochs();
   } else {
@@ -517,7 +520,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   // A stop signal ends the point on every rank (servers included) once the workers have stopped:
   // Interrupted, after a checkpoint when there are checkpoints (the runner keeps the journal).
   agree_on_failure(comm, t.interrupted.empty() ? PointError{} : PointError{PointStatus::Interrupted, t.interrupted});
-  MPI_Allreduce(MPI_IN_PLACE, reads, 2, MPI_DOUBLE, MPI_SUM, comm);
+  reads = gather_file_reads(reads, comm);
   agree_on_failure(comm, t.diverged.empty() ? PointError{} : PointError{PointStatus::Diverged, t.diverged});
 
   ResultPoint out;
@@ -546,8 +549,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   set_optimizer_fields(r, sp.mp);
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), -1);
   set_data_point_fields(r, p, data, epochs);
-  r.set("file_reads", static_cast<std::int64_t>(reads[0]));
-  r.set("file_read_bytes", static_cast<std::int64_t>(reads[1]));
+  set_file_read_fields(r, reads, p.cache);
   r.set("checkpoint_every", static_cast<std::int64_t>(p.checkpoint_every));
   r.set("checkpoint_unit", std::string(p.checkpoint_steps ? "step" : "epoch"));
   r.set("resumed_epochs", std::int64_t{resumed_epochs});

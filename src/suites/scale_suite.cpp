@@ -80,6 +80,17 @@ void validate_names(const Options& o) {
   for (const std::string& e : o.values("exchange")) find_exchange(e);
 }
 
+// Ranks sharing this node (and so, usually, its $TMPDIR): each worker among them keeps its own
+// decompressed copies.
+int ranks_on_this_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int size = 1;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
 void validate(const Options& o) {
   validate_names(o);
   // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
@@ -100,9 +111,10 @@ void validate(const Options& o) {
   if (o.flag("baseline") && o.has("baseline-file"))
     throw UsageError("--baseline and --baseline-file: give one of them");
   if (scale_wants_data(o)) {
-    // A missing data set, or compressed files to be read per batch: usage errors before any work.
+    // A missing data set is a usage error before any work; so is scratch space too small for every
+    // rank of this node to decompress gzip files it reads samples from (without --cache).
     const data::DataSet set = data::locate_dataset(o.str("data"));
-    if (!o.flag("cache")) data::SampleFiles::require_uncompressed(set.train_files);
+    if (!o.flag("cache")) data::SampleFiles::check_scratch_space(set, ranks_on_this_node());
     if (o.flag("baseline") || o.has("baseline-file"))
       throw UsageError("--data: the efficiency baseline (--baseline, --baseline-file) is for synthetic batches");
     // ps-async workers are at different steps within an epoch: only an epoch's end (every worker
