@@ -409,7 +409,13 @@ TEST(Report, GnuplotScripts) {
   EXPECT_NE(s.find("set multiplot layout 1,2"), std::string::npos) << s;
   EXPECT_NE(s.find("1 50\n2 60\n"), std::string::npos) << s;      // ring, per epoch
   EXPECT_NE(s.find("2.5 70\n4 80\n"), std::string::npos) << s;    // ps-async, per second
-  EXPECT_NE(s.find("lenet5 ps-async 3"), std::string::npos) << s;   // the curve's label
+  EXPECT_NE(s.find("title \"ps-async, 3 workers\""), std::string::npos) << s;  // the curve's label
+  EXPECT_NE(s.find("title \"Test accuracy: lenet5"), std::string::npos) << s;   // what all share
+  EXPECT_NE(s.find("linecolor 1 dashtype 2"), std::string::npos) << s;           // ps-async dashed
+  EXPECT_EQ(s.find("set arrow"), std::string::npos) << s;                         // no target given
+  for (Record& r : epochs) r.set("target_accuracy", 65.0);
+  s = gnuplot_script("convergence", epochs, "x.png");
+  EXPECT_NE(s.find("set arrow from graph 0, first 65"), std::string::npos) << s;
 }
 
 TEST_F(ReportFiles, PlotEndToEnd) {

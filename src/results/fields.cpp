@@ -81,7 +81,7 @@ const std::vector<Field>& fields() {
       {"overlap",         F, "",         "%.3f",   "communication hidden behind backward: (comm_s - comm_exposed_s) / comm_s, in [0, 1]", Figure, ""},
       {"bytes_sent",      I, "B",        "%lld",   "bytes sent per iteration by the busiest rank", Figure, ""},
       {"bytes_received",  I, "B",        "%lld",   "bytes received per iteration by the busiest rank", Figure, ""},
-      {"staleness_mean",  F, "",         "%.3g",   "ps-async: mean updates a push missed (shard version now minus version the worker used)", Figure, ""},
+      {"staleness_mean",  F, "",         "%.3g",   "ps-async: mean updates a push missed (shard version now minus version the worker used); row of --table convergence: that epoch's pushes", Figure, ""},
       {"staleness_max",   F, "",         "%.0f",   "ps-async: largest staleness of any push", Figure, ""},
       {"baseline_img_per_s", F, "images/s", "%.1f", "1-rank throughput the efficiency is measured against", Figure, ""},
       {"linear_img_per_s", F, "images/s", "%.1f",  "linear scaling: workers * baseline_img_per_s", Figure, ""},

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/errors.hpp"
@@ -46,6 +48,66 @@ std::string quoted(const std::string& s) {  // a gnuplot double-quoted string
   }
   return out + "\"";
 }
+
+// The convergence plot's legend: what stays the same goes into the title, exchange and worker
+// count (and anything else that varies) into each curve's label and style.
+class ConvergenceLegend {
+ public:
+  explicit ConvergenceLegend(const std::vector<Record>& rows) {
+    for (const Record& r : rows)
+      for (const char* f : {"model", "dataset", "sharding", "cache", "batch", "exchange", "workers", "target_accuracy"})
+        if (r.get(f)) values_[f].insert(r.text(f));
+    for (const std::string& w : values_["workers"]) workers_.push_back(w);
+    std::sort(workers_.begin(), workers_.end(),
+              [](const std::string& a, const std::string& b) { return std::atof(a.c_str()) < std::atof(b.c_str()); });
+    for (const std::string& e : values_["exchange"]) exchanges_.push_back(e);
+    std::map<std::string, std::set<std::string>> sharding_of;
+    for (const Record& r : rows) sharding_of[r.text("exchange")].insert(r.text("sharding"));
+    for (const auto& [exchange, shardings] : sharding_of) sharding_per_exchange_varies_ |= shardings.size() > 1;
+  }
+  std::string title() const {
+    std::string t = "Test accuracy";
+    if (const std::string m = single("model"); !m.empty()) t += ": " + m;
+    if (const std::string d = single("dataset"); !d.empty()) t += " on " + d;
+    if (const std::string b = single("batch"); !b.empty()) t += ", batch " + b + " per worker";
+    return t;
+  }
+  std::string label(const Record& r) const {
+    std::string l = r.text("exchange") + ", " + r.text("workers") + (r.text("workers") == "1" ? " worker" : " workers");
+    for (const char* f : {"model", "dataset", "cache", "batch"})
+      if (varies(f) && r.get(f)) l += std::string(", ") + f + " " + r.text(f);
+    if (sharding_per_exchange_varies_) l += ", sharding " + r.text("sharding");  // not when the exchange says it
+    return l;
+  }
+  std::string style(const Record& r) const {
+    const auto index = [](const std::vector<std::string>& v, const std::string& x) {
+      return static_cast<int>(std::find(v.begin(), v.end(), x) - v.begin());
+    };
+    const int w = index(workers_, r.text("workers")), e = index(exchanges_, r.text("exchange"));
+    return "linecolor " + std::to_string(w + 1) + " dashtype " + std::to_string(e + 1) + " pointtype " +
+           std::to_string(e + 1) + " linewidth 1.5";
+  }
+  // A dotted horizontal line at the one target accuracy the rows share (none when they differ).
+  std::string target_line() const {
+    const std::string t = single("target_accuracy");
+    if (t.empty()) return {};
+    return "set arrow from graph 0, first " + t + " to graph 1, first " + t + " nohead dashtype 3 linecolor 'gray40'\n" +
+           "set label 'target " + t + " %' at graph 0.98, first " + t + " right offset 0,-0.7 textcolor 'gray40'\n";
+  }
+
+ private:
+  bool varies(const char* f) const {
+    const auto it = values_.find(f);
+    return it != values_.end() && it->second.size() > 1;
+  }
+  std::string single(const char* f) const {
+    const auto it = values_.find(f);
+    return it != values_.end() && it->second.size() == 1 ? *it->second.begin() : std::string();
+  }
+  std::map<std::string, std::set<std::string>> values_;
+  std::vector<std::string> workers_, exchanges_;
+  bool sharding_per_exchange_varies_ = false;
+};
 
 }  // namespace
 
@@ -138,23 +200,29 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
   s << (svg ? "set terminal svg size 900,600 dynamic\n" : "set terminal pngcairo size 900,600\n");
   s << "set output " << quoted(file) << "\nset grid\nset key outside right top\n";
 
-  // Series: rows grouped by the settings other than the x axis; points sorted by x.
-  auto series = [&rows](const std::string& x, const std::vector<std::string>& label_fields) {
+  // A curve's label: the values of `label_fields`, space-separated.
+  using LabelOf = std::function<std::string(const Record&)>;
+  auto joined = [](const std::vector<std::string>& label_fields) -> LabelOf {
+    return [label_fields](const Record& r) {
+      std::string label;
+      for (const std::string& f : label_fields)
+        if (r.get(f) && !r.text(f).empty()) label.append(label.empty() ? "" : " ").append(r.text(f));
+      return label;
+    };
+  };
+  // Series: rows grouped by their label; points sorted by x.
+  auto series = [&rows](const std::string& x, const LabelOf& label_of) {
     std::map<std::string, std::vector<const Record*>> groups;
     for (const Record& r : rows)
-      if (r.number(x)) {
-        std::string label;
-        for (const std::string& f : label_fields)
-          if (r.get(f) && !r.text(f).empty()) label.append(label.empty() ? "" : " ").append(r.text(f));
-        groups[label].push_back(&r);
-      }
+      if (r.number(x)) groups[label_of(r)].push_back(&r);
     for (auto& [label, g] : groups)
       std::stable_sort(g.begin(), g.end(), [&x](const Record* a, const Record* b) { return *a->number(x) < *b->number(x); });
     return groups;
   };
-  auto line_plot = [&](const std::string& x, const std::vector<std::string>& ys,
-                       const std::vector<std::string>& label_fields, bool linear_line) {
-    const auto groups = series(x, label_fields);
+  // `style` (optional): gnuplot line options for a curve, from its first row.
+  auto line_plot = [&](const std::string& x, const std::vector<std::string>& ys, const LabelOf& label_of,
+                       bool linear_line, const std::function<std::string(const Record&)>& style = nullptr) {
+    const auto groups = series(x, label_of);
     if (groups.empty()) throw RuntimeError("--plot: no rows with '" + x + "' to plot");
     std::vector<std::string> plots;
     int n = 0;
@@ -165,7 +233,8 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
         for (const Record* r : g)
           if (r->number(y)) s << *r->number(x) << " " << *r->number(y) << "\n";
         s << "EOD\n";
-        plots.push_back(block + " using 1:2 with linespoints title " + quoted(label + (ys.size() > 1 ? " " + y : "")));
+        plots.push_back(block + " using 1:2 with linespoints " + (style ? style(*g.front()) + " " : "") + "title " +
+                        quoted(label + (ys.size() > 1 ? " " + y : "")));
       }
       if (linear_line) {  // linear scaling from the smallest x of the series
         const Record* first = g.front();
@@ -189,25 +258,31 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
   if (table == "throughput") {
     s << "set title 'Throughput vs batch size'\nset xlabel 'batch (images per rank)'\nset ylabel 'images/s'\n"
          "set logscale x 2\n";
-    line_plot("batch", {"img_per_s"}, {"suite", "model", "backend", "dataset", "threads", "ranks"}, false);
+    line_plot("batch", {"img_per_s"}, joined({"suite", "model", "backend", "dataset", "threads", "ranks"}), false);
   } else if (table == "scaling") {
     std::string x = "ranks";
     for (const Record& r : rows)
       if (r.get("workers")) x = "workers";
     s << "set title 'Scaling'\nset xlabel '" << x << "'\nset ylabel 'images/s'\n";
-    line_plot(x, {"img_per_s"}, {"model", "backend", "exchange", "batch", "scaling"}, true);
+    line_plot(x, {"img_per_s"}, joined({"model", "backend", "exchange", "batch", "scaling"}), true);
   } else if (table == "accuracy") {
     s << "set title 'Accuracy per epoch'\nset xlabel 'epoch'\nset ylabel 'accuracy (%)'\n";
     line_plot("epoch", {"test_acc", "train_acc"},
-              {"model", "backend", "dataset", "exchange", "workers", "batch", "lr", "optimizer", "seed"}, false);
+              joined({"model", "backend", "dataset", "exchange", "workers", "batch", "lr", "optimizer", "seed"}), false);
   } else if (table == "convergence") {
-    // Side by side: test accuracy per epoch, and against the training time so far.
-    const std::vector<std::string> curve = {"model", "dataset", "exchange", "workers", "sharding", "cache"};
-    s << "set multiplot layout 1,2 title 'Test accuracy'\nset key inside right bottom\nset ylabel 'test accuracy (%)'\n";
+    // Side by side: test accuracy per epoch, and against the training time so far. A curve per
+    // exchange and worker count: the colour says the worker count, the line the exchange (solid
+    // the first, dashed the next...); settings that vary besides go into the label, the others
+    // into the title; the target accuracy is a dotted line.
+    const ConvergenceLegend legend(rows);
+    s << "set multiplot layout 1,2 title " << quoted(legend.title()) << "\nset key inside right bottom\n";
+    s << "set ylabel 'test accuracy (%)'\n" << legend.target_line();
     s << "set xlabel 'epoch'\n";
-    line_plot("epoch", {"test_acc"}, curve, false);
-    s << "set xlabel 'training time (s)'\n";
-    line_plot("train_time_s", {"test_acc"}, curve, false);
+    const LabelOf label = [&legend](const Record& r) { return legend.label(r); };
+    const auto style = [&legend](const Record& r) { return legend.style(r); };
+    line_plot("epoch", {"test_acc"}, label, false, style);
+    s << "set xlabel 'training time (s), evaluations excluded'\n";
+    line_plot("train_time_s", {"test_acc"}, label, false, style);
     s << "unset multiplot\n";
   } else if (table == "breakdown") {
     const char* phases[] = {"load_s", "forward_s", "backward_s", "comm_wait_s", "update_s"};

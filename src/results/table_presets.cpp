@@ -13,6 +13,26 @@ namespace {
 
 // accuracy (issue 5): one row per epoch of a real-data point, from its epoch_* arrays; points
 // without them (synthetic-data runs) give no rows.
+// ps-async on real data (hpcnn-scale --data): the mean staleness of each epoch's pushes, next to
+// that epoch's accuracy. Every server records every push in the order it applied them, and the
+// workers meet at each epoch's end, so each server's series falls into `epochs` runs of
+// steps_per_epoch x workers pushes. Empty when the array does not have that shape (a point resumed
+// from a checkpoint, a synchronous scheme): the row keeps the point's staleness_mean then.
+std::vector<double> epoch_staleness(const ResultPoint& point, std::size_t epochs) {
+  const Array* pushes = nullptr;
+  for (const Array& a : point.arrays)
+    if (a.name == "staleness") pushes = &a;
+  const auto steps = point.record.number("steps_per_epoch"), workers = point.record.number("workers");
+  if (!pushes || !steps || !workers || epochs == 0) return {};
+  const std::size_t per_epoch = static_cast<std::size_t>(*steps * *workers), n = pushes->data.size();
+  if (per_epoch == 0 || n % (per_epoch * epochs) != 0) return {};
+  std::vector<double> mean(epochs, 0.0);
+  for (std::size_t k = 0; k < n; ++k) mean[(k / per_epoch) % epochs] += pushes->data[k];
+  const double count = static_cast<double>(n / epochs);
+  for (double& m : mean) m /= count;
+  return mean;
+}
+
 std::vector<Record> accuracy_rows(const ResultRun&, const ResultPoint& point) {
   const std::pair<const char*, const char*> columns[] = {
       {"epoch_train_loss", "train_loss"}, {"epoch_train_acc", "train_acc"}, {"epoch_test_loss", "test_loss"},
@@ -26,12 +46,14 @@ std::vector<Record> accuracy_rows(const ResultRun&, const ResultPoint& point) {
     arrays.push_back(found);
   }
   if (!arrays[0]) return {};
+  const std::vector<double> staleness = epoch_staleness(point, arrays[0]->data.size());
   std::vector<Record> rows;
   for (std::size_t e = 0; e < arrays[0]->data.size(); ++e) {
     Record r = point.record;
     r.set("epoch", static_cast<std::int64_t>(e + 1));
     for (std::size_t c = 0; c < arrays.size(); ++c)
       if (arrays[c] && e < arrays[c]->data.size()) r.set(columns[c].second, arrays[c]->data[e]);
+    if (!staleness.empty()) r.set("staleness_mean", staleness[e]);
     rows.push_back(std::move(r));
   }
   return rows;
@@ -155,7 +177,7 @@ const std::vector<TablePreset>& table_presets() {
       {"e8", "model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,status",
        "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (paper 003 Figs 3-9, Table V)",
        nullptr},
-      {"convergence", "model,dataset,exchange,sharding,cache,workers,batch,epoch,train_time_s,train_acc,test_acc,epoch_s,test_s,target_accuracy,time_to_accuracy_s,status",
+      {"convergence", "model,dataset,exchange,sharding,cache,workers,batch,global_batch,epoch,train_time_s,train_acc,test_acc,staleness_mean,epoch_s,test_s,target_accuracy,epochs_to_accuracy,time_to_accuracy_s,status",
        "hpcnn-scale --data: accuracy per epoch against the training time so far, and the time to --target-accuracy (MLPerf's measure)",
        accuracy_rows},
       // GPU points (issue 7)
