@@ -27,5 +27,5 @@ for w in ${WORKERS:-1 2 4 8}; do
     --sharding "${SHARDING_ASYNC:-whole}"
 done
 "$HPCNN_BIN/hpcnn-summary" --table convergence --format markdown "$OUT"
-"$HPCNN_BIN/hpcnn-summary" --format markdown --columns exchange,workers,sharding,epochs,test_acc,target_accuracy,time_to_accuracy_s,epochs_to_accuracy,target_status,staleness_mean "$OUT"
+"$HPCNN_BIN/hpcnn-summary" --format markdown --columns exchange,workers,sharding,global_batch,steps_per_epoch,epochs,test_acc,target_accuracy,time_to_accuracy_s,epochs_to_accuracy,target_status,staleness_mean,staleness_max "$OUT"
 if command -v gnuplot >/dev/null; then "$HPCNN_BIN/hpcnn-summary" --table convergence --plot "$OUT/convergence.png" "$OUT"; fi
