@@ -1,8 +1,8 @@
 // Decompressed copies of gzip data files, so that samples can be read at their offsets (one pread
 // each) as from uncompressed files: hpcnn-scale --data without --cache on MNIST-style .gz files.
 // torchvision decompresses once on download, next to the data set; here every worker decompresses
-// once per run into scratch space instead, because the data set's folder may be read-only or shared
-// by other jobs, and a copy there would outlive the run.
+// once per point (hpcnn-scale --data) into scratch space instead, because the data set's folder may
+// be read-only or shared by other jobs, and a copy there would outlive the run.
 //
 // A copy has no name: its file is unlinked the moment it is created and lives exactly as long as its
 // descriptor. The kernel frees it on every way out of the process: a normal end, an exception, a

@@ -167,7 +167,7 @@ const std::vector<Field>& fields() {
       {"dropped_per_epoch", I, "",       "%lld",   "hpcnn-scale --data: training images no worker takes in an epoch (train_size mod batch x workers; others each epoch when shuffled)", Figure, ""},
       {"file_reads",      I, "",         "%lld",   "hpcnn-scale --data without --cache: training samples read from the data files (one pread each), all workers and epochs", Figure, ""},
       {"file_read_bytes", I, "B",        "%lld",   "bytes of those reads", Figure, ""},
-      {"samples_from",    S, "",         "%s",     "hpcnn-scale --data: where training samples were read from: cache (--cache), files (the data files, one pread each), decompressed copies (gzip files decompressed once per run into $TMPDIR, then one pread each)", Setting, ""},
+      {"samples_from",    S, "",         "%s",     "hpcnn-scale --data: where training samples were read from: cache (--cache), files (the data files, one pread each), decompressed copies (gzip files decompressed by each worker once per point into $TMPDIR, then one pread each)", Setting, ""},
       {"decompressed_files", I, "",      "%lld",   "hpcnn-scale --data, samples_from decompressed copies: gzip files each worker decompressed before training", Figure, ""},
       {"decompressed_bytes", I, "B",     "%lld",   "bytes of one worker's decompressed copies (in $TMPDIR while it trains, unnamed: freed however the process ends)", Figure, ""},
       {"decompress_s",    F, "s",        "%.4g",   "time to decompress the copies, slowest worker, once before training (not in load_time_s, epoch_s or train_time_s)", Figure, ""},

@@ -443,7 +443,7 @@ void add_data_arrays(ResultPoint& out, const EpochFigures& e) {
 std::vector<OptionSpec> scale_data_options() {
   std::vector<OptionSpec> specs = real_data_options(
       "keep every decoded sample in memory (TensorFlow's cache); without it every batch is read from the files and "
-      "decoded again (PyTorch, MXNet); gzip files are first decompressed once per run, into $TMPDIR",
+      "decoded again (PyTorch, MXNet); gzip files are first decompressed by each worker, once per point, into $TMPDIR",
       "0");
   specs.front().default_value = "";  // --data switches to real data: no default data set here
   const std::vector<OptionSpec> mine = {
