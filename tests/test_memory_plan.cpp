@@ -167,6 +167,51 @@ TEST_P(PlanVsNoPlan, TrainingGivesTheSameNumbers) {
               on.memory.unplanned_bytes / 1048576.0, on.memory.bound_bytes / 1048576.0);
 }
 
+// Inference: the logits of two passes, and the plan's bytes. With fusion on, the dnnl backend's
+// residual convolutions write over their shortcut's buffer (Epilogue::add), which the plan must
+// keep alive exactly as long as either value is needed.
+struct Inferred {
+  std::vector<float> logits;
+  ActivationMemory memory;
+};
+
+Inferred infer(const test::BackendVariant& v, const Graph& graph, bool fuse, bool plan) {
+  auto backend = test::make_variant(v);
+  NetworkOptions o;
+  o.batch = 3;
+  o.seed = 22;
+  o.mode = Mode::Infer;
+  o.fuse_relu = fuse;
+  o.memory_plan = plan;
+  Network net(*backend, graph, o);
+  SyntheticData data(graph.input_shape(), 10, o.batch, 32);
+  Inferred r;
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass must not see the first's values
+    net.set_input(data.images(pass), data.labels(pass));
+    net.forward();
+    const std::vector<float> l = net.read_output(graph.nodes().back().inputs[0]);
+    r.logits.insert(r.logits.end(), l.begin(), l.end());
+  }
+  r.memory = net.activation_memory();
+  return r;
+}
+
+TEST_P(PlanVsNoPlan, InferenceGivesTheSameNumbers) {
+  const auto& [variant, pc, fuse] = GetParam();
+  // The reference backend (slow: 22 s here for the zoo) fuses nothing; the forward-only plan is
+  // checked on the other CPU backends, which do not fuse either, at a tenth of that.
+  if (variant == "reference") GTEST_SKIP() << "inference plan checked on the faster CPU backends";
+  const test::BackendVariant& v = test::find_variant(variant);
+  ModelConfig cfg;
+  cfg.input = {1, 3, pc.image, pc.image};
+  cfg.act = pc.act;
+  const Graph graph = build_model(pc.model, cfg);
+  const Inferred on = infer(v, graph, fuse, true), off = infer(v, graph, fuse, false);
+  expect_same("logits", on.logits, off.logits, v, test::gpu_mode());
+  EXPECT_GE(on.memory.planned_bytes, on.memory.bound_bytes);
+  EXPECT_LE(on.memory.planned_bytes, on.memory.unplanned_bytes);
+}
+
 std::vector<std::string> variants() {
   std::vector<std::string> out;
   for (const test::BackendVariant& v : test::variants_under_test(true)) out.push_back(v.name);

@@ -468,7 +468,7 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
   const int logits_node = g.nodes().back().inputs[0];
   struct Run {
     std::vector<float> a, b;  // logits with buffers_a, then after set_buffers(buffers_b)
-    std::size_t folded = 0, relus = 0;
+    std::size_t folded = 0, relus = 0, adds = 0;
   };
   auto run = [&](const std::string& backend_name, bool fuse) {
     auto backend = make_test_backend(backend_name);
@@ -488,12 +488,15 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
     r.b = net.read_output(logits_node);
     r.folded = net.folded_batch_norms().size();
     r.relus = net.fused_relus().size();
+    r.adds = net.fused_adds().size();
     return r;
   };
   const Run fused = run(name, true), unfused = run(name, false), ref = run("reference", false);
   const bool fuses = name == "dnnl" || name.starts_with("cuda");
   EXPECT_EQ(fused.folded, fuses ? 2u : 0u) << name << " folded " << fused.folded << " of 2 batch norms";
   EXPECT_EQ(fused.relus, fuses ? 5u : 0u) << name << " fused " << fused.relus << " of 5 ReLUs";
+  // relu(bn(conv(r1)) + r2): the add goes into that convolution, over r2 (dnnl only).
+  EXPECT_EQ(fused.adds, name == "dnnl" ? 1u : 0u) << name << " fused " << fused.adds << " of 1 residual add";
   EXPECT_GT(rel_error(ref.a, ref.b), 1e-2) << "the two sets of statistics should give other logits";
   const double f = test::find_variant(name).model_factor;
   const double e_same = std::max(rel_error(fused.a, unfused.a), rel_error(fused.b, unfused.b));
@@ -501,6 +504,112 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
   std::printf("[ rule ] %s inference: %zu batch norms folded, %zu ReLUs fused; logits fused vs unfused %.2e <= %.0e, "
               "vs reference %.2e <= %.0e (relative L2, both sets of statistics)\n",
               name.c_str(), fused.folded, fused.relus, e_same, same_tol(f), e_ref, 1e-3 * f);
+  EXPECT_LE(e_same, same_tol(f));
+  EXPECT_LE(e_ref, 1e-3 * f);
+}
+
+// ---- residual fusion (inference): Conv [-> BN] -> Add [-> ReLU] written over the shortcut ----
+
+// The three ways a residual add meets the executor: an identity block (the last convolution adds
+// onto the block's input), a downsample block whose shortcut convolution comes after the main
+// branch in node order (it adds onto the main branch instead), and an add whose shortcut is read
+// again after the convolution (it must not be overwritten: not fused).
+struct ResidualGraph {
+  Graph g{{1, 3, 8, 8}};
+  int stem = 0, block = 0, logits = 0;
+};
+
+static ResidualGraph residual_patterns_graph() {
+  ResidualGraph r;
+  Graph& g = r.g;
+  auto conv_bn = [&](int x, int c, int k, int stride) { return g.batch_norm(g.conv(x, c, k, stride, k / 2, false)); };
+  r.stem = g.relu(conv_bn(g.input(), 16, 3, 1));
+  const int y1 = g.relu(conv_bn(r.stem, 16, 3, 1));
+  r.block = g.relu(g.add(conv_bn(y1, 16, 3, 1), r.stem));  // identity: over the stem's output
+  const int y2 = conv_bn(r.block, 32, 3, 2);
+  const int ds = conv_bn(r.block, 32, 1, 2);
+  const int down = g.relu(g.add(y2, ds));  // downsample: the shortcut's conv adds onto y2
+  const int late = g.add(conv_bn(down, 32, 3, 1), down);  // `down` is read once more below
+  const int again = g.add(late, down);
+  r.logits = g.fully_connected(g.global_avg_pool(again), 5);
+  g.softmax_cross_entropy(r.logits);
+  g.finalize();
+  return r;
+}
+
+// Parameters and running statistics away from the initialization, so that the folded bias and
+// the sum both matter.
+static void perturb_batch_norms(const Graph& g, std::vector<float>& params, std::vector<float>& buffers) {
+  Rng rng(11, 0);
+  for (const ParamSpec& p : g.params())
+    if (p.role == ParamRole::Scale || p.role == ParamRole::Shift)
+      for (std::size_t k = 0; k < p.count; ++k) params[p.offset + k] = rng.uniform(-1.5f, 1.5f);
+  for (const Node& n : g.nodes()) {
+    if (n.kind != OpKind::BatchNorm) continue;
+    const auto c = static_cast<std::size_t>(n.out.c);
+    for (std::size_t k = 0; k < c; ++k) {
+      buffers[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
+      buffers[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
+    }
+  }
+}
+
+// Logits of two inference passes (the second on other images: the shortcut buffers are written
+// over in place, so nothing of the first pass may leak into it), fused or not, planned or not.
+TEST_P(Fusion, ResidualAddWritesOverItsShortcut) {
+  const std::string name = GetParam();
+  const ResidualGraph rg = residual_patterns_graph();
+  const Graph& g = rg.g;
+  SyntheticData data(g.input_shape(), 5, 4, 23);
+  std::vector<float> params, buffers(g.buffer_count());
+  {
+    auto b = make_test_backend("reference");
+    NetworkOptions o;
+    o.batch = 4;
+    Network n(*b, g, o);
+    params = n.get_params();
+    buffers = n.get_buffers();
+  }
+  perturb_batch_norms(g, params, buffers);
+  struct Run {
+    std::vector<float> logits;
+    std::size_t adds = 0;
+  };
+  auto run = [&](const std::string& backend_name, bool fuse, bool plan) {
+    auto backend = make_test_backend(backend_name);
+    NetworkOptions o;
+    o.batch = 4;
+    o.mode = Mode::Infer;
+    o.fuse_relu = fuse;
+    o.memory_plan = plan;
+    Network net(*backend, g, o);
+    net.set_params(params);
+    net.set_buffers(buffers);
+    Run r;
+    for (int pass = 0; pass < 2; ++pass) {
+      net.set_input(data.images(pass), data.labels(pass));
+      net.forward();
+      const std::vector<float> l = net.read_output(rg.logits);
+      r.logits.insert(r.logits.end(), l.begin(), l.end());
+    }
+    r.adds = net.fused_adds().size();
+    if (r.adds && !plan) {  // the stem's output was overwritten by the block's sum, which is kept
+      EXPECT_THROW(net.read_output(rg.stem), std::logic_error);
+      EXPECT_NO_THROW(net.read_output(rg.block));
+    }
+    return r;
+  };
+  const Run fused = run(name, true, false), planned = run(name, true, true);
+  const Run unfused = run(name, false, false), ref = run("reference", false, false);
+  EXPECT_EQ(fused.adds, name == "dnnl" ? 2u : 0u) << name << " fused " << fused.adds
+                                                   << " of the 2 residual adds whose shortcut is dead";
+  EXPECT_EQ(unfused.adds, 0u);
+  EXPECT_EQ(planned.logits, fused.logits) << "the memory plan changed the fused logits";
+  const double f = test::find_variant(name).model_factor;
+  const double e_same = rel_error(fused.logits, unfused.logits), e_ref = rel_error(fused.logits, ref.logits);
+  std::printf("[ rule ] %s inference: %zu residual adds fused; logits fused vs unfused %.2e <= %.0e, "
+              "vs reference %.2e <= %.0e (relative L2, two passes)\n",
+              name.c_str(), fused.adds, e_same, same_tol(f), e_ref, 1e-3 * f);
   EXPECT_LE(e_same, same_tol(f));
   EXPECT_LE(e_ref, 1e-3 * f);
 }

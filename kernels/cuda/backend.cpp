@@ -142,6 +142,7 @@ class CudaBackend final : public Backend {
   // holds one activation instead of two, and an Add+ReLU is one pass (add_relu).
   std::unique_ptr<Op> make_fused_op(const Node& node, const Epilogue& e, std::span<const Tensor* const> src,
                                     Mode mode, Tensor& dst) override {
+    if (e.add) return nullptr;  // no residual epilogue here: the executor runs the Add itself
     if (node.kind == OpKind::Conv && mode == Mode::Infer) return make_conv(ctx(), node, src, mode, dst, e);
     if (e.batch_norm || !e.relu) return nullptr;
     std::unique_ptr<Op> inner;

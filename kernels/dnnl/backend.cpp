@@ -90,7 +90,7 @@ class DnnlBackend final : public CpuBackend {
   std::unique_ptr<Op> make_fused_op(const Node& node, const Epilogue& e, std::span<const Tensor* const> src,
                                     Mode mode, Tensor& dst) override {
     if (node.kind == OpKind::Conv) return make_conv(ctx_, node, src, mode, dst, e);
-    if (e.batch_norm || !e.relu) return nullptr;
+    if (e.batch_norm || e.add || !e.relu) return nullptr;
     switch (node.kind) {
       case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst, true);
       case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst, true);

@@ -3,8 +3,10 @@
 // canonical OIHW weights are reordered each step, diff weights reordered back to OIHW. 3x3 stride-1
 // layers may use Winograd (Context::conv_algorithm). An inference convolution may carry a folded
 // batch norm (its weights scaled and a bias added per output channel, recomputed when the
-// parameters or statistics change) and a ReLU post-op.
+// parameters or statistics change), and a residual Add as a sum post-op onto the shortcut, which
+// is then its dst (before the ReLU post-op).
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -15,12 +17,27 @@ namespace {
 
 using namespace dnnl;
 
+// Post-ops of a convolution's epilogue: dst = [relu](conv + [dst before]).
+primitive_attr epilogue_attr(bool sum, bool relu) {
+  if (!sum) return relu_post_op(relu);
+  primitive_attr attr;
+  post_ops ops;
+  ops.append_sum(1.0f);
+  if (relu) compat::append_relu(ops);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 class ConvOp final : public Op {
  public:
-  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, Mode mode, Tensor& dst, const Epilogue& e)
+  // shortcut: the residual Add's other input (Epilogue::add), or nullptr.
+  ConvOp(const ContextPtr& c, const Node& node, const Tensor& src, const Tensor* shortcut, Mode mode, Tensor& dst,
+         const Epilogue& e)
       : ctx_(c), train_(mode == Mode::Train), conv_bias_(node.attr.bias),
-        bias_(node.attr.bias || e.batch_norm), relu_(e.relu), fold_(e.batch_norm != nullptr) {
-    if (fold_ && train_) throw std::logic_error("dnnl conv: a batch norm is folded only in inference");
+        bias_(node.attr.bias || e.batch_norm), relu_(e.relu), fold_(e.batch_norm != nullptr),
+        residual_(shortcut != nullptr) {
+    if ((fold_ || residual_) && train_)
+      throw std::logic_error("dnnl conv: a batch norm or a residual add is fused only in inference");
     if (fold_) bn_eps_ = e.batch_norm->attr.eps;
     const OpAttr& a = node.attr;
     const Shape in = src.shape;
@@ -36,10 +53,11 @@ class ConvOp final : public Op {
 
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
     // Activation formats: the primitive's choice (blocked nChw16c/8c on x86), or channels-last.
-    memory::desc src_fmt = any_desc(in), dst_fmt = any_desc(out);
+    // A residual op writes over the shortcut: the dst format is the shortcut's.
+    memory::desc src_fmt = any_desc(in), dst_fmt = residual_ ? desc_of(*shortcut) : any_desc(out);
     auto make_fwd = [&] {
       return compat::conv_forward(c->engine, prop, alg_, src_fmt, w_any, bias_ ? b_desc : memory::desc(),
-                                  dst_fmt, strides, pad_l, pad_r, relu_post_op(relu_));
+                                  dst_fmt, strides, pad_l, pad_r, epilogue_attr(residual_, relu_));
     };
     // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
     // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
@@ -60,7 +78,7 @@ class ConvOp final : public Op {
     // of a tensor, channels-last (unpadded, with its own optimized kernels) is used instead:
     // measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
     auto block_waste = [](int channels) { return 1.0 - channels / (16.0 * ((channels + 15) / 16)); };
-    if (alg_ == algorithm::convolution_direct &&
+    if (alg_ == algorithm::convolution_direct && !residual_ &&
         (block_waste(out.c) > 0.25 || (in.c > 4 && block_waste(in.c) > 0.25))) {
       const auto blocked = fwd_pd_;
       src_fmt = memory::desc(dims_of(in), dt::f32, tag::nhwc);
@@ -69,7 +87,7 @@ class ConvOp final : public Op {
       if (is_reference_impl(fwd_pd_)) fwd_pd_ = blocked;
     }
     fwd_ = convolution_forward(fwd_pd_);
-    dst.layout = make_layout(fwd_pd_.dst_desc(), out);
+    dst.layout = residual_ ? shortcut->layout : make_layout(fwd_pd_.dst_desc(), out);
 
     src_in_ = Converter(c, fwd_pd_.src_desc());
     w_in_ = WeightCache(c, fwd_pd_.weights_desc());
@@ -118,8 +136,16 @@ class ConvOp final : public Op {
     bw_db_m_ = Mem(*c, b_desc);
   }
 
+  // False when oneDNN has only its reference kernel for this layer (make_conv then declines a
+  // residual epilogue: the unfused add is cheaper than a reference convolution).
+  bool optimized() const { return !is_reference_impl(fwd_pd_); }
+
   void forward(const OpContext& x) override {
     src_ = src_in_.get(*x.src[0]);
+    // The sum post-op adds onto dst: it must hold the shortcut (the executor passes the shortcut's
+    // own tensor as dst; anyone else gets a copy made here).
+    if (residual_ && x.dst->data != x.src.back()->data)
+      std::memcpy(x.dst->data, x.src.back()->data, fwd_pd_.dst_desc().get_size());
     const float* canonical = fold_ ? folded(x) : x.weights;  // weights, then the bias if any
     const float* w = w_in_.get(canonical, w_plain_, x.params_version);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src_)},
@@ -181,7 +207,7 @@ class ConvOp final : public Op {
   }
 
   ContextPtr ctx_;
-  bool train_, conv_bias_, bias_, relu_, fold_;
+  bool train_, conv_bias_, bias_, relu_, fold_, residual_;
   float bn_eps_ = 0;
   Buffer folded_;
   std::uint64_t folded_version_ = 0;
@@ -212,7 +238,20 @@ class ConvOp final : public Op {
 
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
                               const Epilogue& e) {
-  return std::make_unique<ConvOp>(c, node, *src[0], mode, dst, e);
+  if (!e.add) return std::make_unique<ConvOp>(c, node, *src[0], nullptr, mode, dst, e);
+  // A residual epilogue only where oneDNN runs it in an optimized kernel; else the executor falls
+  // back to the separate add (dst is untouched until an op is returned).
+  if (mode != Mode::Infer || src.size() != 2) return nullptr;
+  Tensor out = dst;
+  std::unique_ptr<ConvOp> op;
+  try {
+    op = std::make_unique<ConvOp>(c, node, *src[0], src[1], mode, out, e);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no implementation for the sum post-op with this dst format
+  }
+  if (!op->optimized()) return nullptr;
+  dst = out;
+  return op;
 }
 
 }  // namespace hpcnn::dnnl_impl

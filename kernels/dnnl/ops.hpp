@@ -19,7 +19,8 @@ Shape batch_shape(const Node& node, Inputs src);
 
 // relu: the op also applies the ReLU that follows it (Backend::make_fused_op) as a oneDNN
 // post-op (batch norm: fuse_norm_relu), its backward masking the gradient first (FusedReluGrad).
-// A convolution's epilogue may also fold an inference batch norm into its weights and bias.
+// A convolution's epilogue may also fold an inference batch norm into its weights and bias, and
+// add a residual onto src[1] in place (Epilogue::add; nullptr where oneDNN has no fast kernel).
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
                               const Epilogue& e = {});
 std::unique_ptr<Op> make_batch_norm(const ContextPtr& c, const Node& node, Inputs src, Mode mode,

@@ -90,7 +90,9 @@ class Backend {
                                       Mode mode, Tensor& dst) = 0;
   // Epilogue fusion: one op for `node` and the nodes after it that `e` names (network.cpp asks
   // for a Conv, BatchNorm, FullyConnected or Add followed by the ReLU that is its only consumer,
-  // and in inference for a Conv followed by its BatchNorm [and ReLU]); nullptr where this
+  // and in inference for a Conv followed by its BatchNorm [and ReLU], and for a Conv [-> BatchNorm]
+  // whose result goes into an Add [-> ReLU] (Epilogue::add: dst is then the Add's other input's
+  // tensor, and dst.layout must come out as that tensor's layout); nullptr where this
   // backend does not fuse that combination (the default: the executor runs the nodes one by
   // one). The op writes only the last node's output, into dst (the shape of node's output). With
   // a ReLU its backward gets diff_dst with respect to the ReLU's output and applies the ReLU's

@@ -23,8 +23,11 @@ struct Network::Impl {
   std::vector<std::vector<int>> accumulate_into; // [node] inputs whose scratch is summed after
   std::vector<int> relu_of;     // [node] the ReLU this node's op also computes (fuse_relu), or 0
   std::vector<int> bn_of;       // [node] the BatchNorm folded into this Conv (inference), or 0
-  std::vector<int> fused_into;  // [node] for such a ReLU or BatchNorm: the node whose op computes it
-  std::vector<bool> hidden;     // [node] output never materialized (before the last fused node)
+  std::vector<int> add_of;      // [node] the residual Add this Conv's op computes (inference), or 0
+  std::vector<int> shortcut_of; // [node] for such a Conv: the Add's other input, written over in place
+  std::vector<int> fused_into;  // [node] for such a ReLU, BatchNorm or Add: the node whose op computes it
+  std::vector<bool> hidden;     // [node] output never materialized (before the last fused node),
+                                //   or written over by a residual op (a shortcut)
   std::vector<bool> diff_shared;  // [node] its gradient buffer is another node's too
   std::vector<int> diff_owner;    // [node] the node whose gradient tensor is this node's, or -1
   std::shared_ptr<void> arena;    // the memory plan's block (NetworkOptions::memory_plan)
@@ -54,10 +57,11 @@ int fusable_relu(const Graph& g, int id) {
   }
 }
 
-// "convolution_batch_norm_relu": the kinds a fused op runs.
-std::string fused_kind_name(const Graph& g, int node, int bn, int relu) {
+// "convolution_batch_norm_add_relu": the kinds a fused op runs.
+std::string fused_kind_name(const Graph& g, int node, int bn, int add, int relu) {
   std::string k = op_kind_name(g.node(node).kind);
   if (bn) k.append("_").append(op_kind_name(OpKind::BatchNorm));
+  if (add) k.append("_").append(op_kind_name(OpKind::Add));
   if (relu) k.append("_relu");
   return k;
 }
@@ -102,6 +106,8 @@ Network::Network(Backend& backend, const Graph& graph, const NetworkOptions& opt
   backend_.allocate(s.acts[0]);
   s.relu_of.assign(count, 0);
   s.bn_of.assign(count, 0);
+  s.add_of.assign(count, 0);
+  s.shortcut_of.assign(count, 0);
   s.fused_into.assign(count, 0);
   s.hidden.assign(count, false);
   // Ops first (they choose shapes and layouts), memory afterwards, when every lifetime is known.
@@ -212,7 +218,7 @@ BufferLifetime Network::activation_lifetime(int i, const Steps& t) const {
   const auto iu = static_cast<std::size_t>(i);
   // The op's output is also the output of the nodes fused into it.
   std::vector<int> members = {i};
-  for (int f : {s.bn_of[iu], s.relu_of[iu]})
+  for (int f : {s.bn_of[iu], s.add_of[iu], s.relu_of[iu]})
     if (f) members.push_back(f);
   BufferLifetime life{0, t.fwd(i), t.fwd(i)};
   bool read_at_end = false;
@@ -282,8 +288,27 @@ void Network::allocate_tensors() {
     tensors.push_back(&t);
     lives.push_back(life);
   };
-  for (std::size_t i = 1; i < count; ++i)
-    if (s.ops[i]) add(s.acts[i], activation_lifetime(static_cast<int>(i), steps));
+  // A residual op writes over its shortcut's buffer: one buffer (`storage_of` the op that allocated
+  // it) then carries the values of both, and lives as long as either.
+  std::vector<int> storage_of(count, 0);
+  std::vector<std::size_t> slot(count, 0);
+  for (std::size_t i = 1; i < count; ++i) {
+    if (!s.ops[i]) continue;
+    const BufferLifetime life = activation_lifetime(static_cast<int>(i), steps);
+    if (!s.shortcut_of[i]) {
+      storage_of[i] = static_cast<int>(i);
+      slot[i] = tensors.size();
+      add(s.acts[i], life);
+      continue;
+    }
+    storage_of[i] = storage_of[static_cast<std::size_t>(op_node(s.fused_into, s.shortcut_of[i]))];
+    BufferLifetime& shared = lives[slot[static_cast<std::size_t>(storage_of[i])]];
+    if (backend_.storage_bytes(s.acts[i]) != shared.bytes)
+      throw std::logic_error("residual fusion: node '" + graph_.node(static_cast<int>(i)).name +
+                             "' writes over a shortcut of another size");
+    shared.first = std::min(shared.first, life.first);
+    shared.last = std::max(shared.last, life.last);
+  }
   if (steps.train) {
     for (std::size_t i = 1; i < count; ++i)
       if (s.diff_owner[i] == static_cast<int>(i)) add(s.diffs[i], gradient_lifetime(static_cast<int>(i), steps));
@@ -320,11 +345,15 @@ void Network::allocate_tensors() {
     if (steps.train && t >= s.diffs.data() && t < s.diffs.data() + count) s.grad_kept[static_cast<std::size_t>(t - s.diffs.data())] = false;
   }
   for (std::size_t i = 1; i < count; ++i) {
+    if (s.shortcut_of[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(storage_of[i])];
     if (s.fused_into[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(s.fused_into[i])];
     if (steps.train && s.diff_owner[i] >= 0) s.grad_kept[i] = s.grad_kept[static_cast<std::size_t>(s.diff_owner[i])];
   }
 
-  // The nodes that share another's tensor get its storage now.
+  // The nodes that share another's tensor get its storage now: residual ops their shortcut's (in
+  // node order, so a chain of them ends at the op that allocated it), then the fused nodes.
+  for (std::size_t i = 1; i < count; ++i)
+    if (s.shortcut_of[i]) s.acts[i] = s.acts[static_cast<std::size_t>(storage_of[i])];  // same shape, layout
   for (std::size_t i = 1; i < count; ++i)
     if (s.fused_into[i]) s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
   if (steps.train)
@@ -332,37 +361,100 @@ void Network::allocate_tensors() {
       if (s.diff_owner[i] >= 0 && s.diff_owner[i] != static_cast<int>(i)) s.diffs[i] = s.diffs[static_cast<std::size_t>(s.diff_owner[i])];
 }
 
+// Inference: the residual Add that `last` (the end of node id's Conv [-> BatchNorm]) is the only
+// input of, with the Add's other input (the shortcut), when node id's op may write over the
+// shortcut in place: it is not the network input (set_input owns that), and its value is final
+// and needed by nobody else once id runs (every other reader's op runs before id). In ResNets
+// this picks the block's last convolution, or its downsample convolution where that comes later.
+std::pair<int, int> Network::residual_of(int id, int last) const {
+  const Impl& s = *impl_;
+  if (options_.mode != Mode::Infer || graph_.node(id).kind != OpKind::Conv) return {0, 0};
+  const int add = only_consumer(graph_, last, OpKind::Add);
+  if (!add) return {0, 0};
+  const std::vector<int>& in = graph_.node(add).inputs;
+  if (in.size() != 2 || in[0] == in[1]) return {0, 0};
+  const int shortcut = in[0] == last ? in[1] : in[0];
+  if (shortcut == 0 || op_node(s.fused_into, shortcut) >= id) return {0, 0};
+  for (int c : graph_.consumers(shortcut))
+    if (c != add && op_node(s.fused_into, c) >= id) return {0, 0};  // still read after id
+  return {add, shortcut};
+}
+
 std::unique_ptr<Op> Network::make_fused(int id) {
   Impl& s = *impl_;
   const auto i = static_cast<std::size_t>(id);
-  Epilogue e;
-  // Inference: Conv -> BatchNorm [-> ReLU]; any mode: X -> ReLU.
+  // Inference: Conv -> BatchNorm [-> Add] [-> ReLU]; any mode: X -> ReLU.
   const int bn = options_.mode == Mode::Infer && graph_.node(id).kind == OpKind::Conv
                      ? only_consumer(graph_, id, OpKind::BatchNorm)
                      : 0;
+  const auto [add, shortcut] = residual_of(id, bn ? bn : id);
+  std::unique_ptr<Op> op;
+  if (add) op = make_residual(id, bn, add, shortcut);
+  if (op) return op;
   const int relu = bn ? only_consumer(graph_, bn, OpKind::Relu) : fusable_relu(graph_, id);
   if (!bn && !relu) return nullptr;
+  Epilogue e;
   e.batch_norm = bn ? &graph_.node(bn) : nullptr;
   e.relu = relu != 0;
-  std::unique_ptr<Op> op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
+  op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   if (!op && bn && relu) {  // the backend may fold the batch norm only
     e.relu = false;
     op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   }
+  if (op) record_fused(id, bn, 0, e.relu ? relu : 0);
+  return op;
+}
+
+// The op of Conv `id` [+ BatchNorm `bn`] + Add `add` [+ its ReLU], writing over `shortcut`'s
+// tensor, or nullptr where the backend does not fuse that (it then gets the usual candidates).
+std::unique_ptr<Op> Network::make_residual(int id, int bn, int add, int shortcut) {
+  Impl& s = *impl_;
+  const auto i = static_cast<std::size_t>(id);
+  const int relu = only_consumer(graph_, add, OpKind::Relu);
+  Epilogue e;
+  e.batch_norm = bn ? &graph_.node(bn) : nullptr;
+  e.add = &graph_.node(add);
+  e.relu = relu != 0;
+  const Tensor& target = s.acts[static_cast<std::size_t>(shortcut)];
+  std::vector<const Tensor*> src = s.src[i];
+  src.push_back(&target);
+  std::unique_ptr<Op> op = backend_.make_fused_op(graph_.node(id), e, src, options_.mode, s.acts[i]);
   if (!op) return nullptr;
+  if (s.acts[i].layout != target.layout || !(s.acts[i].shape == target.shape))
+    throw std::logic_error("backend '" + backend_.name() + "': the residual op of node '" + graph_.node(id).name +
+                           "' does not write in its shortcut's shape and layout");
+  s.src[i] = std::move(src);
+  s.shortcut_of[i] = shortcut;
+  s.hidden[static_cast<std::size_t>(shortcut)] = true;  // its value is overwritten by the sum
+  record_fused(id, bn, add, relu);
+  return op;
+}
+
+// Marks the nodes after `id` that its op computes: their outputs are its output.
+void Network::record_fused(int id, int bn, int add, int relu) {
+  Impl& s = *impl_;
+  const auto i = static_cast<std::size_t>(id);
   s.hidden[i] = true;
-  if (e.batch_norm) {
+  int last = id;  // the node whose value the op's output holds
+  if (bn) {
     s.bn_of[i] = bn;
     s.fused_into[static_cast<std::size_t>(bn)] = id;
-    s.hidden[static_cast<std::size_t>(bn)] = e.relu;
     folded_bns_.push_back(bn);
+    last = bn;
   }
-  if (e.relu) {
+  if (add) {
+    s.hidden[static_cast<std::size_t>(last)] = true;
+    s.add_of[i] = add;
+    s.fused_into[static_cast<std::size_t>(add)] = id;
+    fused_adds_.push_back(add);
+    last = add;
+  }
+  if (relu) {
+    s.hidden[static_cast<std::size_t>(last)] = true;
     s.relu_of[i] = relu;
     s.fused_into[static_cast<std::size_t>(relu)] = id;
     fused_relus_.push_back(relu);
   }
-  return op;
 }
 
 void Network::init_buffers() {
@@ -461,9 +553,10 @@ void Network::reset_profile() {
   impl_->profile_bwd.assign(nodes.size(), static_cast<std::size_t>(-1));
   for (std::size_t i = 1; i < nodes.size(); ++i) {
     if (!impl_->ops[i]) continue;  // a fused ReLU: timed with its input's op
-    const std::string kind = fused_kind_name(graph_, static_cast<int>(i), impl_->bn_of[i], impl_->relu_of[i]);
+    const std::string kind =
+        fused_kind_name(graph_, static_cast<int>(i), impl_->bn_of[i], impl_->add_of[i], impl_->relu_of[i]);
     std::vector<int> fused;
-    for (int f : {impl_->bn_of[i], impl_->relu_of[i]})
+    for (int f : {impl_->bn_of[i], impl_->add_of[i], impl_->relu_of[i]})
       if (f) fused.push_back(f);
     impl_->profile_fwd[i] = profile_.size();
     profile_.push_back({static_cast<int>(i), nodes[i].name, kind, 0.0, 0, fused});
@@ -563,7 +656,8 @@ void Network::backward(const GradientBuckets* buckets, const std::function<void(
 void Network::refuse_hidden(int node, const char* what) const {
   if (impl_->hidden.at(static_cast<std::size_t>(node)))
     throw std::logic_error(std::string(what) + ": the output of node '" + graph_.node(node).name +
-                           "' is not kept: a later node is fused into its op (NetworkOptions::fuse_relu)");
+                           "' is not kept: a later node is fused into its op, or a residual op writes over it "
+                           "(NetworkOptions::fuse_relu)");
 }
 
 void Network::refuse_reused(int node, bool kept, const char* what) const {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend.hpp"
@@ -26,7 +27,8 @@ struct NetworkOptions {
   // Let the backend fuse a ReLU into the Conv, BatchNorm, FullyConnected or Add that is its only
   // input and whose only consumer it is, and in inference a BatchNorm into the Conv before it
   // (Backend::make_fused_op). Outputs before the last fused node are then never materialized:
-  // read_output/read_output_grad refuse them.
+  // read_output/read_output_grad refuse them. In inference also a residual Add [-> ReLU] into the
+  // Conv [-> BatchNorm] that produces one of its inputs, written over the other (Epilogue::add).
   bool fuse_relu = true;
   // Liveness-based memory plan (memory_plan.hpp): activations, gradients and gradient scratch
   // share one arena, a buffer's bytes reused once no later forward or backward reads its value
@@ -115,6 +117,9 @@ class Network {
   // BatchNorm nodes folded into the convolution before them (inference).
   const std::vector<int>& fused_relus() const { return fused_relus_; }
   const std::vector<int>& folded_batch_norms() const { return folded_bns_; }
+  // Add nodes computed by the convolution that produces one of their inputs, onto the other input
+  // in place (inference; Epilogue::add). That other input's output is then refused by read_output.
+  const std::vector<int>& fused_adds() const { return fused_adds_; }
 
   const ActivationMemory& activation_memory() const { return memory_; }
 
@@ -126,6 +131,9 @@ class Network {
   struct Impl;
   struct Steps;
   std::unique_ptr<Op> make_fused(int node);  // nullptr: nothing to fuse, or the backend does not
+  std::pair<int, int> residual_of(int node, int last) const;  // {Add, shortcut} or {0, 0}
+  std::unique_ptr<Op> make_residual(int node, int bn, int add, int shortcut);
+  void record_fused(int node, int bn, int add, int relu);
   void route_gradients();   // which tensor each backward writes, which are summed (no memory yet)
   void allocate_tensors();  // the memory plan, or a buffer each
   BufferLifetime activation_lifetime(int node, const Steps& steps) const;
@@ -141,7 +149,7 @@ class Network {
   std::uint64_t params_version_ = 1;
   std::int64_t correct_ = 0;
   std::vector<OpProfile> profile_;
-  std::vector<int> fused_relus_, folded_bns_;
+  std::vector<int> fused_relus_, folded_bns_, fused_adds_;
   ActivationMemory memory_;
   std::unique_ptr<Impl> impl_;
 };

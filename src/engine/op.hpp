@@ -18,6 +18,12 @@ struct Epilogue {
   // Inference only: the BatchNorm that is a Conv's only consumer, folded into the convolution
   // (weights scaled and a bias added per output channel, from OpContext::bn_*).
   const Node* batch_norm = nullptr;
+  // Inference only: the Add that is the last node's only consumer (a residual connection), then
+  // computed as dst += that result. Its other input (the shortcut) is the op's last src entry, and
+  // the executor gives the op that input's own tensor as dst (same layout, same storage): the op
+  // adds onto the shortcut in place, which saves the Add's pass over both tensors. The executor
+  // asks only where nothing reads the shortcut after this op (network.cpp: residual_input).
+  const Node* add = nullptr;
   bool relu = false;  // then max(., 0): the ReLU that is the last node's only consumer
 };
 
