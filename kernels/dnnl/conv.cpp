@@ -28,6 +28,14 @@ primitive_attr epilogue_attr(bool sum, bool relu) {
   return attr;
 }
 
+// The dst format of a convolution that adds onto `shortcut`: the shortcut's own. On a 1x1 map
+// plain NCHW and channels-last are the same bytes, and the convolution kernels want the latter.
+memory::desc residual_dst(const Tensor& shortcut) {
+  const Shape s = shortcut.shape;
+  if (s.h == 1 && s.w == 1 && is_plain(desc_of(shortcut), s)) return memory::desc(dims_of(s), dt::f32, tag::nhwc);
+  return desc_of(shortcut);
+}
+
 class ConvOp final : public Op {
  public:
   // shortcut: the residual Add's other input (Epilogue::add), or nullptr.
@@ -54,10 +62,10 @@ class ConvOp final : public Op {
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
     // Activation formats: the primitive's choice (blocked nChw16c/8c on x86), or channels-last.
     // A residual op writes over the shortcut: the dst format is the shortcut's.
-    memory::desc src_fmt = any_desc(in), dst_fmt = residual_ ? desc_of(*shortcut) : any_desc(out);
-    auto make_fwd = [&] {
+    memory::desc src_fmt = any_desc(in), dst_fmt = residual_ ? residual_dst(*shortcut) : any_desc(out);
+    auto make_fwd = [&](bool sum) {
       return compat::conv_forward(c->engine, prop, alg_, src_fmt, w_any, bias_ ? b_desc : memory::desc(),
-                                  dst_fmt, strides, pad_l, pad_r, epilogue_attr(residual_, relu_));
+                                  dst_fmt, strides, pad_l, pad_r, epilogue_attr(sum, relu_));
     };
     // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
     // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
@@ -67,11 +75,20 @@ class ConvOp final : public Op {
     if (c->conv_algorithm == ConvAlgorithm::Auto && a.kh == 3 && a.kw == 3 && a.sh == 1 &&
         a.sw == 1 && in.c >= 16 && out.c >= 16 && out.h >= 4 && out.w >= 4) {
       alg_ = algorithm::convolution_auto;
-      fwd_pd_ = make_fwd();
+      fwd_pd_ = make_fwd(residual_);
       if (std::string(fwd_pd_.impl_info_str()).find("wino") == std::string::npos)
         alg_ = algorithm::convolution_direct;
     }
-    if (alg_ == algorithm::convolution_direct) fwd_pd_ = make_fwd();
+    if (alg_ == algorithm::convolution_direct) fwd_pd_ = make_fwd(residual_);
+    // The sum is worth it only where the kernel stays the one the plain convolution (its own dst
+    // format, no sum) gets: oneDNN 2.6 on AVX-512 runs resnet50's 1x1 convolutions onto a plain
+    // 1x1 map in its gemm fallback, 3-7x slower than brgemm (10.1 ms instead of 1.4).
+    if (residual_) {
+      const memory::desc own = dst_fmt;
+      dst_fmt = any_desc(out);
+      residual_same_kernel_ = std::string(fwd_pd_.impl_info_str()) == make_fwd(false).impl_info_str();
+      dst_fmt = own;
+    }
     // Blocked formats pad channels to the block (6 -> 16): LeNet's 6-channel maps would cost the
     // following ReLU, pooling and their backward 2.7x the memory traffic, and backward weights of
     // a 6-channel input falls back to an AVX2 kernel. Where the padding wastes more than a quarter
@@ -83,7 +100,7 @@ class ConvOp final : public Op {
       const auto blocked = fwd_pd_;
       src_fmt = memory::desc(dims_of(in), dt::f32, tag::nhwc);
       dst_fmt = memory::desc(dims_of(out), dt::f32, tag::nhwc);
-      fwd_pd_ = make_fwd();
+      fwd_pd_ = make_fwd(false);
       if (is_reference_impl(fwd_pd_)) fwd_pd_ = blocked;
     }
     fwd_ = convolution_forward(fwd_pd_);
@@ -136,9 +153,9 @@ class ConvOp final : public Op {
     bw_db_m_ = Mem(*c, b_desc);
   }
 
-  // False when oneDNN has only its reference kernel for this layer (make_conv then declines a
-  // residual epilogue: the unfused add is cheaper than a reference convolution).
-  bool optimized() const { return !is_reference_impl(fwd_pd_); }
+  // A residual epilogue runs in the kernel the plain convolution gets (else make_conv declines
+  // it: the separate add is cheaper than a slower convolution kernel).
+  bool residual_pays() const { return residual_same_kernel_ && !is_reference_impl(fwd_pd_); }
 
   void forward(const OpContext& x) override {
     src_ = src_in_.get(*x.src[0]);
@@ -208,6 +225,7 @@ class ConvOp final : public Op {
 
   ContextPtr ctx_;
   bool train_, conv_bias_, bias_, relu_, fold_, residual_;
+  bool residual_same_kernel_ = false;
   float bn_eps_ = 0;
   Buffer folded_;
   std::uint64_t folded_version_ = 0;
@@ -249,7 +267,7 @@ std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src,
   } catch (const dnnl::error&) {
     return nullptr;  // no implementation for the sum post-op with this dst format
   }
-  if (!op->optimized()) return nullptr;
+  if (!op->residual_pays()) return nullptr;
   dst = out;
   return op;
 }
