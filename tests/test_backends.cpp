@@ -215,6 +215,8 @@ std::vector<Case> all_cases() {
                         {{2, 16, 9, 9}}, 1e-5));
   c.push_back(make_case("avgpool2x2_s2", OpKind::AvgPool, pool_attr(2, 2, 0), {{2, 6, 10, 10}}, 1e-5));
   c.push_back(make_case("global_avgpool", OpKind::GlobalAvgPool, {}, {{2, 32, 4, 4}}, 1e-5));
+  // ResNet's global pooling after a 1x1 map: dnnl reads a plain 1x1 input as channels-last.
+  c.push_back(make_case("global_avgpool_1x1_infer", OpKind::GlobalAvgPool, {}, {{4, 64, 1, 1}}, 1e-6, Mode::Infer));
   c.push_back(make_case("maxpool_infer", OpKind::MaxPool, pool_attr(3, 2, 1), {{2, 16, 9, 9}}, 1e-6,
                         Mode::Infer));
   // LRN: AlexNet's constants, and strong ones so the normalization matters.
