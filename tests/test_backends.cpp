@@ -196,6 +196,12 @@ std::vector<Case> all_cases() {
   // Large enough that oneDNN may pick Winograd (its transforms round differently: looser bound).
   c.push_back(make_case("conv3x3_resnet_block", OpKind::Conv, conv_attr(64, 3, 1, 1, false),
                         {{32, 64, 16, 16}}, 2e-5));
+  // A 3x3 kernel larger than its map (ResNet's last stage: 2x2 and 1x1, and the 4x4 -> 2x2
+  // downsample): on AVX2 oneDNN has no JIT backward-weights kernel for these, and the dnnl
+  // backend computes the weight gradient as one GEMM over the batch (conv_batch_gemm.hpp).
+  c.push_back(make_case("conv3x3_map2x2_bias", OpKind::Conv, conv_attr(64, 3, 1, 1, true), {{4, 64, 2, 2}}, 1e-5));
+  c.push_back(make_case("conv3x3_map1x1", OpKind::Conv, conv_attr(64, 3, 1, 1, false), {{4, 64, 1, 1}}, 1e-5));
+  c.push_back(make_case("conv3x3_s2_map4x4", OpKind::Conv, conv_attr(64, 3, 2, 1, false), {{4, 32, 4, 4}}, 1e-5));
   c.push_back(make_case("conv3x3_infer", OpKind::Conv, conv_attr(16, 3, 1, 1, true),
                         {{2, 16, 6, 6}}, 1e-5, Mode::Infer));
   // Batch normalization (train: batch statistics, running statistics updated; infer: given

@@ -495,8 +495,10 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
   const bool fuses = name == "dnnl" || name.starts_with("cuda");
   EXPECT_EQ(fused.folded, fuses ? 2u : 0u) << name << " folded " << fused.folded << " of 2 batch norms";
   EXPECT_EQ(fused.relus, fuses ? 5u : 0u) << name << " fused " << fused.relus << " of 5 ReLUs";
-  // relu(bn(conv(r1)) + r2): the add goes into that convolution, over r2 (dnnl only).
-  EXPECT_EQ(fused.adds, name == "dnnl" ? 1u : 0u) << name << " fused " << fused.adds << " of 1 residual add";
+  // relu(bn(conv(r1)) + r2): the add may go into that convolution, over r2 (dnnl only, and not
+  // where the sum would change oneDNN's kernel: these 8 channels on AVX2). Counted exactly by
+  // ResidualAddWritesOverItsShortcut.
+  EXPECT_LE(fused.adds, name == "dnnl" ? 1u : 0u) << name << " fused " << fused.adds << " of 1 residual add";
   EXPECT_GT(rel_error(ref.a, ref.b), 1e-2) << "the two sets of statistics should give other logits";
   const double f = test::find_variant(name).model_factor;
   const double e_same = std::max(rel_error(fused.a, unfused.a), rel_error(fused.b, unfused.b));
