@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -436,6 +437,25 @@ TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
   EXPECT_LE(e_ref, 1e-3 * f);
 }
 
+// Batch-norm scale and shift away from 1/0, and running statistics away from the initialization
+// (each set of `buffer_sets` its own draws), so that a folded bias and a fused sum both matter.
+static void perturb_batch_norms(const Graph& g, std::uint64_t seed, std::vector<float>& params,
+                                std::initializer_list<std::vector<float>*> buffer_sets) {
+  Rng rng(seed, 0);
+  for (const ParamSpec& p : g.params())
+    if (p.role == ParamRole::Scale || p.role == ParamRole::Shift)
+      for (std::size_t k = 0; k < p.count; ++k) params[p.offset + k] = rng.uniform(-1.5f, 1.5f);
+  for (const Node& n : g.nodes()) {
+    if (n.kind != OpKind::BatchNorm) continue;
+    const auto c = static_cast<std::size_t>(n.out.c);
+    for (std::size_t k = 0; k < c; ++k)
+      for (std::vector<float>* buffers : buffer_sets) {
+        (*buffers)[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
+        (*buffers)[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
+      }
+  }
+}
+
 // Inference: every Conv -> BatchNorm folded (with its ReLU where one follows) on dnnl and cuda,
 // with non-trivial batch-norm parameters and statistics; logits against the same backend
 // unfused and the reference. New statistics after a pass must reach the folded weights.
@@ -451,20 +471,7 @@ TEST_P(Fusion, InferenceFoldsBatchNorm) {
     Network n(*b, g, o);
     params = n.get_params();
   }
-  Rng rng(7, 0);
-  for (const ParamSpec& p : g.params())
-    if (p.role == ParamRole::Scale || p.role == ParamRole::Shift)
-      for (std::size_t k = 0; k < p.count; ++k) params[p.offset + k] = rng.uniform(-1.5f, 1.5f);
-  for (const Node& n : g.nodes()) {
-    if (n.kind != OpKind::BatchNorm) continue;
-    const auto c = static_cast<std::size_t>(n.out.c);
-    for (std::size_t k = 0; k < c; ++k) {
-      buffers_a[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
-      buffers_a[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
-      buffers_b[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
-      buffers_b[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
-    }
-  }
+  perturb_batch_norms(g, 7, params, {&buffers_a, &buffers_b});
   const int logits_node = g.nodes().back().inputs[0];
   struct Run {
     std::vector<float> a, b;  // logits with buffers_a, then after set_buffers(buffers_b)
@@ -542,22 +549,6 @@ static ResidualGraph residual_patterns_graph() {
   return r;
 }
 
-// Parameters and running statistics away from the initialization, so that the folded bias and
-// the sum both matter.
-static void perturb_batch_norms(const Graph& g, std::vector<float>& params, std::vector<float>& buffers) {
-  Rng rng(11, 0);
-  for (const ParamSpec& p : g.params())
-    if (p.role == ParamRole::Scale || p.role == ParamRole::Shift)
-      for (std::size_t k = 0; k < p.count; ++k) params[p.offset + k] = rng.uniform(-1.5f, 1.5f);
-  for (const Node& n : g.nodes()) {
-    if (n.kind != OpKind::BatchNorm) continue;
-    const auto c = static_cast<std::size_t>(n.out.c);
-    for (std::size_t k = 0; k < c; ++k) {
-      buffers[n.buffer_offset + k] = rng.uniform(-0.5f, 0.5f);
-      buffers[n.buffer_offset + buffer_stride(c) + k] = rng.uniform(0.2f, 2.0f);
-    }
-  }
-}
 
 // Logits of two inference passes (the second on other images: the shortcut buffers are written
 // over in place, so nothing of the first pass may leak into it), fused or not, planned or not.
@@ -575,7 +566,7 @@ TEST_P(Fusion, ResidualAddWritesOverItsShortcut) {
     params = n.get_params();
     buffers = n.get_buffers();
   }
-  perturb_batch_norms(g, params, buffers);
+  perturb_batch_norms(g, 11, params, {&buffers});
   struct Run {
     std::vector<float> logits;
     std::vector<int> adds;
