@@ -191,6 +191,12 @@ std::vector<Case> all_cases() {
                         {{3, 3, 12, 12}}, 1e-5, Mode::Train, no_input_grad));
   c.push_back(make_case("conv11x11_s4_p2_alexnet", OpKind::Conv, conv_attr(8, 11, 4, 2, true),
                         {{2, 3, 35, 35}}, 1e-5));
+  // AlexNet's first layer at full width: on AVX2 oneDNN has only its gemm fallback for it, which
+  // the dnnl backend runs channels-last (tests/dnnl_avx2_path.sh runs these cases on that path).
+  c.push_back(make_case("conv11x11_s4_p5_alexnet_first_layer", OpKind::Conv, conv_attr(64, 11, 4, 5, true),
+                        {{2, 3, 32, 32}}, 1e-5, Mode::Train, no_input_grad));
+  c.push_back(make_case("conv11x11_s4_p5_alexnet_infer", OpKind::Conv, conv_attr(64, 11, 4, 5, true),
+                        {{2, 3, 32, 32}}, 1e-5, Mode::Infer));
   c.push_back(make_case("conv3x3_odd_channels", OpKind::Conv, conv_attr(5, 3, 1, 1, true),
                         {{2, 7, 6, 6}}, 1e-5));
   // Large enough that oneDNN may pick Winograd (its transforms round differently: looser bound).

@@ -95,14 +95,23 @@ class ConvOp final : public Op {
     // a 6-channel input falls back to an AVX2 kernel. Where the padding wastes more than a quarter
     // of a tensor, channels-last (unpadded, with its own optimized kernels) is used instead:
     // measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
+    // Channels-last also where the blocked choice is the gemm fallback, which writes plain NCHW:
+    // the ops after it would get no JIT kernel (AlexNet's 11x11/4 first layer on AVX2: its max
+    // pool ran simple_nchw, 3.9 ms instead of 0.1).
     auto block_waste = [](int channels) { return 1.0 - channels / (16.0 * ((channels + 15) / 16)); };
-    if (alg_ == algorithm::convolution_direct && !residual_ &&
-        (block_waste(out.c) > 0.25 || (in.c > 4 && block_waste(in.c) > 0.25))) {
+    const bool wasteful = block_waste(out.c) > 0.25 || (in.c > 4 && block_waste(in.c) > 0.25);
+    const bool plain_gemm = is_gemm_fallback(fwd_pd_) && is_plain(fwd_pd_.dst_desc(), out);
+    if (alg_ == algorithm::convolution_direct && !residual_ && (wasteful || plain_gemm)) {
       const auto blocked = fwd_pd_;
+      const memory::desc blocked_src = src_fmt, blocked_dst = dst_fmt;
       src_fmt = memory::desc(dims_of(in), dt::f32, tag::nhwc);
       dst_fmt = memory::desc(dims_of(out), dt::f32, tag::nhwc);
       fwd_pd_ = make_fwd(false);
-      if (is_reference_impl(fwd_pd_)) fwd_pd_ = blocked;
+      if (is_reference_impl(fwd_pd_)) {
+        fwd_pd_ = blocked;
+        src_fmt = blocked_src;
+        dst_fmt = blocked_dst;
+      }
     }
     fwd_ = convolution_forward(fwd_pd_);
     dst.layout = residual_ ? shortcut->layout : make_layout(fwd_pd_.dst_desc(), out);
