@@ -90,15 +90,19 @@ class ConvOp final : public Op {
       residual_same_kernel_ = std::string(fwd_pd_.impl_info_str()) == make_fwd(false).impl_info_str();
       dst_fmt = own;
     }
-    // Blocked formats pad channels to the block (6 -> 16): LeNet's 6-channel maps would cost the
-    // following ReLU, pooling and their backward 2.7x the memory traffic, and backward weights of
-    // a 6-channel input falls back to an AVX2 kernel. Where the padding wastes more than a quarter
-    // of a tensor, channels-last (unpadded, with its own optimized kernels) is used instead:
-    // measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
+    // Blocked formats pad channels to the block (16 on AVX-512: 6 -> 16): LeNet's 6-channel maps
+    // would cost the following ReLU, pooling and their backward 2.7x the memory traffic, and
+    // backward weights of a 6-channel input falls back to an AVX2 kernel. Where the padding wastes
+    // more than a quarter of a tensor, channels-last (unpadded, with its own optimized kernels) is
+    // used instead: measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
+    // AVX2's block is 8 (6 -> 8 wastes a quarter): there LeNet-5 stays blocked.
     // Channels-last also where the blocked choice is the gemm fallback, which writes plain NCHW:
     // the ops after it would get no JIT kernel (AlexNet's 11x11/4 first layer on AVX2: its max
     // pool ran simple_nchw, 3.9 ms instead of 0.1).
-    auto block_waste = [](int channels) { return 1.0 - channels / (16.0 * ((channels + 15) / 16)); };
+    const int block = fwd_pd_.dst_desc() == memory::desc(dims_of(out), dt::f32, tag::nChw8c) ? 8 : 16;
+    auto block_waste = [block](int channels) {
+      return 1.0 - channels / static_cast<double>(block * ((channels + block - 1) / block));
+    };
     const bool wasteful = block_waste(out.c) > 0.25 || (in.c > 4 && block_waste(in.c) > 0.25);
     const bool plain_gemm = is_gemm_fallback(fwd_pd_) && is_plain(fwd_pd_.dst_desc(), out);
     if (alg_ == algorithm::convolution_direct && !residual_ && (wasteful || plain_gemm)) {
