@@ -2,7 +2,7 @@
 # install_smoke.sh: checks an installed hpcnn from a scratch folder outside the install and the
 # build tree, with the install's bin/ not on PATH (`make installcheck`; tests/install_tree.sh).
 #   install_smoke.sh --prefix P [--prefix P2] --bindir D --pkgdatadir D --mandir D --docdir D --version V
-#                    [--mpiexec LAUNCHER] [--not-from DIR]...
+#                    [--mpiexec LAUNCHER] [--not-from DIR]... [--library-prefix DIR]...
 # (P: the install's prefix, which the module files name, and P2 the configured one, which the
 # executables' provenance records; the folders: where the files are, with DESTDIR)
 # Checks: --version/--help of every executable, a tiny hpcnn-train run read back by hpcnn-summary,
@@ -11,15 +11,20 @@
 # files (content; parsed by tclsh and lua with stub commands, and loaded by Lmod, where those are
 # installed), and that no installed file (executables included) names a --not-from folder (the
 # build or source tree). --mpiexec: the launcher of the build's MPI (default mpirun).
+# --library-prefix: a library's folder that configure was given (--with-X=DIR): the executables
+# name it (their RUNPATH, and the configure line in their provenance) wherever it is, the source
+# tree included (./quickstart's oneDNN 3 is in .quickstart/onednn3), so it is left out of that check.
 # Prints "FAIL: ..." for each failed check and exits 1 if any failed.
 set -u
 not_from=()
 prefixes=()
+library_prefixes=()
 mpiexec=mpirun
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefixes+=("$2") ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
     --version) version=$2 ;; --not-from) not_from+=("$2") ;; --mpiexec) mpiexec=$2 ;;
+    --library-prefix) library_prefixes+=("$2") ;;
     *) echo "install_smoke.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift 2
@@ -131,8 +136,10 @@ for d in README.md INSTALL.md FAILURES.md CLUSTER.md; do [ -r "$docdir/$d" ] || 
 mapfile -t dirs < <(for d in "${not_from[@]}"; do (cd "$d" 2>/dev/null && pwd -P); done | sort -u)
 for dir in "${dirs[@]}"; do
   [ -n "$dir" ] || continue
-  # The install's prefixes are left out first: distcheck installs into a folder of the source tree.
-  strip_prefixes=$(for p in "${prefixes[@]}"; do printf 's|%s||g;' "$(sed 's/[][\.*^$|]/\\&/g' <<<"$p")"; done)
+  # The install's prefixes are left out first: distcheck installs into a folder of the source
+  # tree; and the library folders configure was given.
+  strip_prefixes=$(for p in "${prefixes[@]}" "${library_prefixes[@]}"; do
+                     printf 's|%s||g;' "$(sed 's/[][\.*^$|]/\\&/g' <<<"$p")"; done)
   refs=""
   for f in "$bindir"/hpcnn-* $(find "$pkgdatadir" "$docdir" -type f) $(for p in $programs; do echo "$mandir/man1/$p.1"; done); do
     LC_ALL=C sed "$strip_prefixes" "$f" 2>/dev/null | grep -qaF "$dir" && refs="$refs $f"
