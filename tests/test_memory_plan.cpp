@@ -86,14 +86,21 @@ struct Trained {
   ActivationMemory memory;
 };
 
-Trained train(const test::BackendVariant& v, const Graph& graph, bool fuse, bool plan) {
-  auto backend = test::make_variant(v);
+// The options both comparisons run with: batch 3, fusion and plan as given.
+NetworkOptions plan_options(Mode mode, bool fuse, bool plan, unsigned seed) {
   NetworkOptions o;
   o.batch = 3;
-  o.seed = 21;
-  o.input_grad = true;
+  o.seed = seed;
+  o.mode = mode;
+  o.input_grad = mode == Mode::Train;
   o.fuse_relu = fuse;
   o.memory_plan = plan;
+  return o;
+}
+
+Trained train(const test::BackendVariant& v, const Graph& graph, bool fuse, bool plan) {
+  auto backend = test::make_variant(v);
+  const NetworkOptions o = plan_options(Mode::Train, fuse, plan, 21);
   Network net(*backend, graph, o);
   SyntheticData data(graph.input_shape(), 10, o.batch, 31);
   Trained t;
@@ -177,12 +184,7 @@ struct Inferred {
 
 Inferred infer(const test::BackendVariant& v, const Graph& graph, bool fuse, bool plan) {
   auto backend = test::make_variant(v);
-  NetworkOptions o;
-  o.batch = 3;
-  o.seed = 22;
-  o.mode = Mode::Infer;
-  o.fuse_relu = fuse;
-  o.memory_plan = plan;
+  const NetworkOptions o = plan_options(Mode::Infer, fuse, plan, 22);
   Network net(*backend, graph, o);
   SyntheticData data(graph.input_shape(), 10, o.batch, 32);
   Inferred r;

@@ -434,27 +434,20 @@ std::unique_ptr<Op> Network::make_residual(int id, int bn, int add, int shortcut
 void Network::record_fused(int id, int bn, int add, int relu) {
   Impl& s = *impl_;
   const auto i = static_cast<std::size_t>(id);
+  int last = id;  // the node whose value the op's output holds so far
+  // Node n (0: none) is computed by id's op too: the value before it is never materialized.
+  auto absorb = [&](int n, std::vector<int>& slot_of, std::vector<int>& list) {
+    if (!n) return;
+    s.hidden[static_cast<std::size_t>(last)] = true;
+    slot_of[i] = n;
+    s.fused_into[static_cast<std::size_t>(n)] = id;
+    list.push_back(n);
+    last = n;
+  };
   s.hidden[i] = true;
-  int last = id;  // the node whose value the op's output holds
-  if (bn) {
-    s.bn_of[i] = bn;
-    s.fused_into[static_cast<std::size_t>(bn)] = id;
-    folded_bns_.push_back(bn);
-    last = bn;
-  }
-  if (add) {
-    s.hidden[static_cast<std::size_t>(last)] = true;
-    s.add_of[i] = add;
-    s.fused_into[static_cast<std::size_t>(add)] = id;
-    fused_adds_.push_back(add);
-    last = add;
-  }
-  if (relu) {
-    s.hidden[static_cast<std::size_t>(last)] = true;
-    s.relu_of[i] = relu;
-    s.fused_into[static_cast<std::size_t>(relu)] = id;
-    fused_relus_.push_back(relu);
-  }
+  absorb(bn, s.bn_of, folded_bns_);
+  absorb(add, s.add_of, fused_adds_);
+  absorb(relu, s.relu_of, fused_relus_);
 }
 
 void Network::init_buffers() {
