@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# Acceptance testing end to end (issue 15), with the smoke set at tiny iteration counts:
-#  1. BLESS=1 makes a run the reference (result files and a BLESSED note);
+# Acceptance testing end to end, with the smoke set at short points (no retries: an unchanged
+# night must pass the first time):
+#  1. BLESS=1 makes 4 runs the reference (run-1..4, a BLESSED note, the stability report);
 #  2. the reference compared with itself passes, and the JUnit file has no failure;
-#  3. an unchanged rerun passes (a wide floor: this 2-core machine is shared and noisy, 30% run
-#     to run and more for tiny allreduces), run as cron runs it (jobscripts/acceptance_cron.sh:
-#     a dated folder in a history, the verdicts, and the trend over the history);
-#  4. a deliberately slowed rerun (pinned to one core beside a busy loop on that core, several
-#     times slower) exits 1 with the training point flagged REGRESSION;
-#  5. an allreduce with a wrong element fails (STATUS) although it is as fast as the reference;
-#  6. a point missing on either side is reported (MISSING-now, MISSING-reference) and fails.
+#  3. an unchanged rerun passes, run as cron runs it (jobscripts/acceptance_cron.sh: a dated folder
+#     in a history, the verdicts, the trend over the reference and the history, night.txt);
+#  4. a rerun pinned to one core beside a busy loop (several times slower) exits 1 with the
+#     training point a REGRESSION, its ratio's interval and why in the verdict table;
+#  5. under cron, a slowdown of one suite is flagged on its first night and passes, and fails on
+#     its second (a change that lasts);
+#  6. an allreduce with a wrong element fails (STATUS) although it is as fast as the reference;
+#  7. a point missing on either side is reported (MISSING-now, MISSING-reference) and fails;
+#  8. unusable references, each one line and exit 2, nothing blessed: fewer runs than asked, a
+#     blessing of too few runs, runs that do not hold the same points.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
 script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
-export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_DATA_LIMIT=200 THREADS=2
-# Noise allowance of the runs compared here: 60% below the reference (a 2.5x slowdown) is still
-# noise; tiny allreduces vary more than that here, so they get their own band.
-export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 60% --tolerance busbw_gbs=95%"
+cron="$HPCNN_SRCDIR/jobscripts/acceptance_cron.sh"
+export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2
+export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_DATA_LIMIT=200 ACCEPT_ROUNDS=2 BLESS_RUNS=4 ACCEPT_MIN_RUNS=3
+# A shared machine: descheduled iterations are not a failure, and changes below 15% are not worth a
+# page even when significant.
+export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 15%"
 ref="$out/ref/box/smoke"
 hog=""
 trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT
@@ -23,32 +29,31 @@ trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT
 failures() { /usr/bin/python3 -c 'import sys, xml.etree.ElementTree as ET
 print(len(ET.parse(sys.argv[1]).getroot().findall("./testsuite/testcase/failure")))' "$1"; }
 
-# 1. bless
-run env BLESS=1 OUT="$out/run0" "$script" smoke box
-n=$(ls "$ref"/*.h5 2>/dev/null | wc -l)
-[ "$n" -ge 5 ] || { echo "FAIL: the blessed reference has $n result files, want >= 5 (one per step)"; fail=1; }
-[ -s "$ref/BLESSED" ] || { echo "FAIL: no BLESSED note in $ref"; fail=1; }
+# 1. bless four runs
+run env BLESS=1 OUT="$out/bless" "$script" smoke box
+for k in 1 2 3 4; do
+  n=$(ls "$ref/run-$k"/*.h5 2>/dev/null | wc -l)
+  [ "$n" -ge 5 ] || { echo "FAIL: run $k of the reference has $n result files, want >= 5 (one per step)"; fail=1; }
+done
+grep -q '^runs 4$' "$ref/BLESSED" 2>/dev/null || { echo "FAIL: no 'runs 4' in $ref/BLESSED"; fail=1; }
+grep -q '^stability: ' "$ref/STABILITY.txt" 2>/dev/null || { echo "FAIL: no stability report in $ref"; fail=1; }
 
 # 2. identical files pass
 run ./hpcnn-summary --compare "$ref" --ignore-outliers --junit "$out/same.xml" "$ref" > "$out/same.txt"
 [ "$(failures "$out/same.xml")" = 0 ] || { echo "FAIL: identical files have JUnit failures"; cat "$out/same.xml"; fail=1; }
 for suite in hpcnn-allreduce hpcnn-train hpcnn-infer hpcnn-blas hpcnn-scale; do
-  grep -q "suite=$suite .* ok" "$out/same.txt" || { echo "FAIL: no ok verdict for $suite"; cat "$out/same.txt"; fail=1; }
+  # ok, or UNSTABLE where this machine's noise left four runs too spread to judge: never a failure.
+  grep -Eq "(suite=$suite .* ok |UNSTABLE: suite=$suite )" "$out/same.txt" ||
+    { echo "FAIL: no ok or UNSTABLE verdict for $suite"; cat "$out/same.txt"; fail=1; }
 done
 
-# 3. an unchanged rerun passes; once more if not, as the machine is shared (another process can
-# take a core for seconds): a real regression fails both times, a burst of foreign load rarely
-# hits two runs.
-cron="$HPCNN_SRCDIR/jobscripts/acceptance_cron.sh"
-if ! env HISTORY="$out/hist" "$cron" smoke box > "$out/run1.log" 2>&1; then
-  echo "note: the unchanged rerun failed once, trying again:"; grep -hE 'REGRESSION|MISSING|STATUS' "$out"/hist/box/smoke/*/*.txt
-  sleep 1  # the next night's folder gets its own second
-  run env HISTORY="$out/hist" "$cron" smoke box
-fi
+# 3. an unchanged rerun passes, as cron runs it: once, no second chance.
+run env HISTORY="$out/hist" "$cron" smoke box
 night=$(ls -d "$out"/hist/box/smoke/2*/ | head -1)
 [ -s "$night/junit.xml" ] || { echo "FAIL: no junit.xml in the night's folder $night"; fail=1; }
 grep -q '^trend: [0-9]* points and metrics' "$night/trend.txt" && [ -s "$night/trend-junit.xml" ] ||
-  { echo "FAIL: no trend in the night's folder"; cat "$out/run1.log"; fail=1; }
+  { echo "FAIL: no trend in the night's folder"; fail=1; }
+grep -q '^night .*tonight exit 0, trend exit 0' "$night/night.txt" || { echo "FAIL: night.txt"; cat "$night/night.txt"; fail=1; }
 
 # 4. a slowed rerun is flagged: the run pinned to core 0, where a busy loop takes half its time.
 taskset -c 0 bash -c 'while :; do :; done' &
@@ -58,11 +63,28 @@ status=$?
 kill "$hog"; wait "$hog" 2>/dev/null; hog=""
 grep -E 'suite=hpcnn-(train|infer) .*dataset=cifar10' "$out/slow/verdict.txt" || true
 [ "$status" = 1 ] || { echo "FAIL: the slowed run exited $status, want 1"; cat "$out/slow.log"; fail=1; }
-grep -Eq 'suite=hpcnn-train .*dataset=cifar10 .*img_per_s .*REGRESSION' "$out/slow/verdict.txt" ||
-  { echo "FAIL: the slowed training point is not flagged"; cat "$out/slow.log"; fail=1; }
+grep -Eq 'suite=hpcnn-train .*dataset=cifar10 .*img_per_s .*REGRESSION .*significant' "$out/slow/verdict.txt" ||
+  { echo "FAIL: the slowed training point is not flagged with its reason"; cat "$out/slow.log"; fail=1; }
+grep -Eq '^failure: REGRESSION: suite=hpcnn-train .* ratio [0-9.e-]+ \[[0-9.e-]+, [0-9.e-]+\]: ' "$out/slow/verdict.txt" ||
+  { echo "FAIL: no ratio with its interval in the failure line"; grep '^failure' "$out/slow/verdict.txt"; fail=1; }
 [ "$(failures "$out/slow/junit.xml")" -ge 1 ] || { echo "FAIL: the slowed run's JUnit file has no failure"; fail=1; }
 
-# 5. wrong elements fail even when fast: the same allreduce points with one damaged element.
+# 5. one slowed night is flagged and passes; the same slowdown the next night fails.
+export HPCNN_TEST_SLOWDOWN=hpcnn-infer:200%
+env HISTORY="$out/hist" "$cron" smoke box > "$out/cron1.log" 2>&1
+status=$?
+night=$(ls -d "$out"/hist/box/smoke/2*/ | tail -1)
+[ "$status" = 0 ] && grep -q '^flagged (fails if it lasts): REGRESSION tonight only: suite=hpcnn-infer ' "$night/night.txt" ||
+  { echo "FAIL: the first slowed night: exit $status, want 0 with the infer point flagged"; cat "$out/cron1.log"; fail=1; }
+sleep 1  # the next night's folder gets its own second
+env HISTORY="$out/hist" "$cron" smoke box > "$out/cron2.log" 2>&1
+status=$?
+night=$(ls -d "$out"/hist/box/smoke/2*/ | tail -1)
+[ "$status" = 1 ] && grep -q '^failed: REGRESSION two nights running: suite=hpcnn-infer ' "$night/night.txt" ||
+  { echo "FAIL: the second slowed night: exit $status, want 1 naming the infer point"; cat "$out/cron2.log"; fail=1; }
+unset HPCNN_TEST_SLOWDOWN
+
+# 6. wrong elements fail even when fast: the same allreduce points with one damaged element.
 HPCNN_TEST_CORRUPT_ELEMENT=5 timeout 120 $MPIRUN -np 2 ./hpcnn-allreduce \
   --exchange mpi,ring --sizes 4K,1M --iters 10 --warmup 2 --quiet --output "$out/wrong" 2>/dev/null
 ./hpcnn-summary --compare "$ref" --where suite=hpcnn-allreduce --tolerance 10 "$out/wrong" > "$out/wrong.txt"
@@ -70,18 +92,41 @@ status=$?
 [ "$status" = 1 ] || { echo "FAIL: wrong elements: hpcnn-summary exited $status, want 1"; cat "$out/wrong.txt"; fail=1; }
 grep -q 'STATUS .*wrong elements' "$out/wrong.txt" || { echo "FAIL: no STATUS verdict naming wrong elements"; cat "$out/wrong.txt"; fail=1; }
 
-# 6. a point missing on either side: the training file taken out of a copy of the reference.
+# 7. a point missing on either side: the inference file taken out of a copy of one run.
 mkdir -p "$out/part"
-cp "$ref"/*.h5 "$out/part/"
-for f in "$out"/part/hpcnn-infer-*.h5; do rm "$f"; done
+cp "$ref"/run-1/*.h5 "$out/part/"
+rm "$out"/part/hpcnn-infer-*.h5
 ./hpcnn-summary --compare "$ref" --ignore-outliers "$out/part" > "$out/part.txt"
 status=$?
 [ "$status" = 1 ] && grep -q 'suite=hpcnn-infer .*MISSING-now' "$out/part.txt" ||
   { echo "FAIL: a point missing now: exit $status"; cat "$out/part.txt"; fail=1; }
-./hpcnn-summary --compare "$out/part" --ignore-outliers "$ref" > "$out/part.txt"
+./hpcnn-summary --compare "$out/part" --ignore-outliers "$ref/run-1" > "$out/part.txt"
 status=$?
 [ "$status" = 1 ] && grep -q 'suite=hpcnn-infer .*MISSING-reference' "$out/part.txt" ||
   { echo "FAIL: a point missing in the reference: exit $status"; cat "$out/part.txt"; fail=1; }
+
+# 8. unusable references: one line, exit 2, nothing blessed.
+# one_line_2 LABEL CMD...: CMD must exit 2 with one line on stderr.
+one_line_2() {
+  local label=$1 err status
+  shift
+  err=$("$@" 2>&1 >/dev/null); status=$?
+  if [ "$status" = 2 ] && [ "$(grep -c . <<<"$err")" = 1 ]; then echo "ok:   $label: $err"
+  else echo "FAIL: $label: exit $status, want 2 with one line; stderr: $err"; fail=1; fi
+}
+one_line_2 "a reference of 4 runs where 5 are asked for" env ACCEPT_MIN_RUNS=5 BLESS_RUNS=5 OUT="$out/more" "$script" smoke box
+[ ! -e "$out/more" ] || [ -z "$(ls -A "$out/more")" ] || { echo "FAIL: the refused night ran: $(ls "$out/more")"; fail=1; }
+before=$(cd "$ref" && find . -type f | sort | xargs md5sum)
+bless="$HPCNN_SRCDIR/jobscripts/bless.sh"
+one_line_2 "two runs blessed where 3 are asked for" "$bless" "$out/bless/run-1" "$out/bless/run-2" box smoke
+mkdir -p "$out/lacks"
+cp "$out"/bless/run-3/*.h5 "$out/lacks/"
+rm "$out"/lacks/hpcnn-blas-*.h5
+one_line_2 "a run that lacks a point of the set" "$bless" "$out/bless/run-1" "$out/bless/run-2" "$out/lacks" box smoke
+[ "$(cd "$ref" && find . -type f | sort | xargs md5sum)" = "$before" ] || { echo "FAIL: a refused blessing changed the reference"; fail=1; }
+one_line_2 "a missing reference" ./hpcnn-summary --compare "$out/nowhere" "$ref/run-1"
+mkdir -p "$out/empty"
+one_line_2 "a reference without result files" ./hpcnn-summary --compare "$out/empty" "$ref/run-1"
 
 # Bad usage: exit 2.
 "$script" weekly box > /dev/null 2>&1

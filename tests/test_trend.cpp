@@ -1,4 +1,4 @@
-// History and trends (issue 15, hpcnn-summary --trend N, src/results/trend.cpp): the robust
+// History and trends (hpcnn-summary --trend N, src/results/trend.cpp): the robust
 // statistics on known values; the detector's rates on many synthetic histories with noise of this
 // machine's size (an injected step and a slow drift caught, pure noise quiet); and end to end a
 // synthetic history of result files written by the project's writer, in which --trend flags
@@ -19,6 +19,7 @@
 #include "base/errors.hpp"
 #include "results/report.hpp"
 #include "results/result_file.hpp"
+#include "base/median.hpp"
 #include "results/trend.hpp"
 
 namespace fs = std::filesystem;
@@ -82,8 +83,9 @@ Verdict judge(Shape shape, std::uint32_t seed, int nights = 30) {
 }  // namespace
 
 TEST(TrendStats, KnownValues) {
-  EXPECT_DOUBLE_EQ(median_value({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median_value({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
+  EXPECT_TRUE(std::isnan(median({})));  // no median: NaN, never a made-up 0
   // |x - 3| = 2 1 0 1 7 -> MAD 1.
   EXPECT_NEAR(mad_sigma({1, 2, 3, 4, 10}), 1.4826, 1e-12);
   EXPECT_DOUBLE_EQ(theil_sen_slope({1, 3, 5, 7, 100}), 2);  // the outlier does not move it

@@ -10,14 +10,7 @@ from reframe.core.builtins import parameter, performance_function, run_after
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from hpcnn_rfm import HpcnnTest  # noqa: E402
-
-# Per size: iterations, warm-up, model, allreduce sizes (the largest is the performance
-# variable), SGEMM size.
-SIZES = {
-    'smoke':   dict(iters=10, warmup=2, model='lenet5',   sizes='4K,1M',  gemm=256),
-    'nightly': dict(iters=50, warmup=5, model='resnet18', sizes='4K,16M', gemm=1024),
-}
-LARGEST = {'1M': 1 << 20, '16M': 16 << 20}
+from hpcnn_points import EXCHANGES, LIBRARIES, SIZES, largest_size  # noqa: E402
 
 
 class HpcnnSized(HpcnnTest):
@@ -28,7 +21,7 @@ class HpcnnSized(HpcnnTest):
         self.tags = {self.size, 'hpcnn'}
         self.settings = SIZES[self.size]
         self.common = ['--iters', str(self.settings['iters']), '--warmup', str(self.settings['warmup']),
-                       '--output', '.', '--quiet']
+                       '--min-time', str(self.settings['min_time']), '--output', '.', '--quiet']
 
 
 @rfm.simple_test
@@ -65,7 +58,7 @@ class HpcnnInfer(HpcnnSized):
 class HpcnnBlas(HpcnnSized):
     descr = 'hpcnn-blas: SGEMM GFLOP/s of one library'
     num_tasks = 1
-    library = parameter(['openblas', 'eigen'])
+    library = parameter(LIBRARIES)
 
     @run_after('init')
     def command(self):
@@ -82,7 +75,7 @@ class HpcnnBlas(HpcnnSized):
 class HpcnnAllreduce(HpcnnSized):
     descr = 'hpcnn-allreduce: bus bandwidth of one scheme at the largest size, every element checked'
     num_tasks = 2
-    exchange = parameter(['mpi', 'ring'])
+    exchange = parameter(EXCHANGES)
 
     @run_after('init')
     def command(self):
@@ -91,8 +84,7 @@ class HpcnnAllreduce(HpcnnSized):
 
     @performance_function('GB/s')
     def busbw_gbs(self):
-        largest = LARGEST[self.settings['sizes'].split(',')[-1]]
-        return self.csv_figure('busbw_gbs', exchange=self.exchange, size_bytes=largest)
+        return self.csv_figure('busbw_gbs', exchange=self.exchange, size_bytes=largest_size(self.size))
 
 
 @rfm.simple_test

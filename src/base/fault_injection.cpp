@@ -1,5 +1,9 @@
 #include "base/fault_injection.hpp"
 
+#include <errno.h>  // program_invocation_short_name
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -52,7 +56,57 @@ int launcher_rank() {
   return 0;
 }
 
+// HPCNN_TEST_SLOWDOWN's fraction when it names this executable, else 0.
+double parse_slowdown() {
+  const char* spec = std::getenv("HPCNN_TEST_SLOWDOWN");
+  if (!spec || !*spec) return 0;
+  const char* colon = std::strrchr(spec, ':');
+  char* end = nullptr;
+  double fraction = colon ? std::strtod(colon + 1, &end) : -1;
+  if (end && *end == '%') fraction /= 100, ++end;
+  if (!colon || !end || *end != '\0' || !(fraction >= 0) || fraction > 100) {
+    std::fprintf(stderr, "HPCNN_TEST_SLOWDOWN='%s': want PROGRAM:FRACTION (hpcnn-train:25%%)\n", spec);
+    std::abort();  // a test that asks for a slowdown it does not get must not pass
+  }
+  return std::string(spec, colon) == program_invocation_short_name ? fraction : 0;
+}
+
 }  // namespace
+
+double inject_slowdown(double iteration_seconds) {
+  static const double fraction = parse_slowdown();
+  if (fraction <= 0 || !(iteration_seconds > 0)) return 0;
+  // Busy: a sleep would overshoot by the timer slack (tens of microseconds), more than a small
+  // allreduce takes.
+  const double extra = fraction * iteration_seconds;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(extra);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+  return extra;
+}
+
+void inject_kill_after(const char* events, long count) {
+  const char* spec = std::getenv((std::string("HPCNN_TEST_KILL_AFTER_") + events).c_str());
+  if (spec && std::strtol(spec, nullptr, 10) == count) {
+    std::fflush(nullptr);
+    raise(SIGKILL);
+  }
+}
+
+void inject_exit_at(const char* program, int rank, int iteration) {
+  static const char* spec = std::getenv("HPCNN_TEST_EXIT_AT");
+  int r = -1, k = -1;
+  if (spec && std::sscanf(spec, "%d:%d", &r, &k) == 2 && r == rank && k == iteration) {
+    std::fprintf(stderr, "%s: rank %d exits at iteration %d (HPCNN_TEST_EXIT_AT)\n", program, r, k);
+    std::fflush(stderr);
+    _exit(3);
+  }
+}
+
+long injected_corruption(const char* what) {
+  const char* spec = std::getenv((std::string("HPCNN_TEST_CORRUPT_") + what).c_str());
+  return spec ? std::strtol(spec, nullptr, 10) : -1;
+}
 
 void inject_fault(const char* place, long iteration) {
   static const Fault fault = parse_fault();

@@ -14,11 +14,43 @@
 //                PMIX_RANK, PMI_RANK or SLURM_PROCID: MPI_COMM_WORLD's rank)
 //
 // Unset (always, outside the tests) it costs one branch on a cached flag.
+//
+// Counted events, data damage and an abrupt exit, for the tests of resumption and checking:
+//
+//   HPCNN_TEST_KILL_AFTER_POINTS=N       rank 0 is killed (SIGKILL) once N points are in its run's
+//                                        journal (tests/resume_sweep.sh), as the OOM killer would
+//   HPCNN_TEST_KILL_AFTER_CHECKPOINTS=N  rank 0 is killed once it has written N training
+//                                        checkpoints (tests/resume_training.sh)
+//   HPCNN_TEST_EXIT_AT=RANK:ITERATION    that rank leaves (_exit, no MPI_Finalize) at the start of
+//                                        that training step of hpcnn-scale, as a crashed node would
+//   HPCNN_TEST_CORRUPT_ELEMENT=I         hpcnn-allreduce's result element I is damaged on the last
+//   HPCNN_TEST_CORRUPT_SEND=I            rank (the send buffer's, --placement out), so the element
+//                                        checks can be seen to fail
+//
+// A slowdown, so that the acceptance tests can measure how large a change a verdict catches
+// (tests/acceptance_noise.sh, bench/acceptance_noise.sh):
+//
+//   HPCNN_TEST_SLOWDOWN=PROGRAM:FRACTION      e.g. hpcnn-train:25% or hpcnn-blas:0.1
+//     every iteration (training step, allreduce call, GEMM call) of the executable named PROGRAM
+//     takes FRACTION longer: at its end it busy-waits FRACTION times its own time so far, inside
+//     its clock (the last phase of a training step), on every rank.
 #pragma once
 
 namespace hpcnn {
 
 // Sends the signal to this process when HPCNN_TEST_FAULT names this place, iteration and rank.
 void inject_fault(const char* place, long iteration = 0);
+
+// HPCNN_TEST_SLOWDOWN: busy-waits FRACTION * iteration_seconds when it names this executable;
+// returns the seconds added (0 when unset).
+double inject_slowdown(double iteration_seconds);
+
+// HPCNN_TEST_KILL_AFTER_<EVENTS> (EVENTS: POINTS or CHECKPOINTS): SIGKILL when `count` events
+// have happened and the variable names that count.
+void inject_kill_after(const char* events, long count);
+// HPCNN_TEST_EXIT_AT: _exit(3) with one line on stderr when it names this rank and iteration.
+void inject_exit_at(const char* program, int rank, int iteration);
+// HPCNN_TEST_CORRUPT_<WHAT> (WHAT: ELEMENT or SEND): the index to damage, or -1 when unset.
+long injected_corruption(const char* what);
 
 }  // namespace hpcnn

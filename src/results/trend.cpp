@@ -6,30 +6,25 @@
 #include <ctime>
 #include <map>
 
+#include "base/median.hpp"
 #include "results/report.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {
 
-double median_value(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double mad_sigma(const std::vector<double>& v) {
-  const double m = median_value(v);
+  const double m = median(v);
   std::vector<double> dev;
   for (double x : v) dev.push_back(std::fabs(x - m));
   // 1.4826: the MAD of a normal distribution is 0.6745 sigma.
-  return 1.4826 * median_value(dev);
+  return 1.4826 * median(dev);
 }
 
 double theil_sen_slope(const std::vector<double>& v) {
   std::vector<double> slopes;
   for (std::size_t i = 0; i < v.size(); ++i)
     for (std::size_t j = i + 1; j < v.size(); ++j) slopes.push_back((v[j] - v[i]) / static_cast<double>(j - i));
-  return median_value(slopes);
+  return median(slopes);
 }
 
 double mann_kendall_z(const std::vector<double>& v) {
@@ -84,17 +79,16 @@ std::vector<std::string> metrics_for(const std::vector<const Record*>& rows, con
   return out;
 }
 
-// A night's value of `metric` over the point's rows in one run (median), and its status problem.
+// A night's value of `metric` over the point's rows in one run (the best of its rounds), and its
+// status problem.
 TrendNight night_of(const std::string& time, const std::vector<const Record*>& rows, const std::string& metric,
                     bool ignore_outliers) {
   TrendNight n;
   n.time = time;
-  std::vector<double> v;
-  for (const Record* r : rows) {
+  for (const Record* r : rows)
     if (n.problem.empty()) n.problem = point_problem(*r, ignore_outliers);
-    if (const auto x = r->number(metric); x && std::isfinite(*x)) v.push_back(*x);
-  }
-  if (!v.empty()) n.value = median_value(v);
+  // The best of the run's rounds (verdict.hpp's run_figures), as --compare takes it.
+  if (const std::vector<double> v = run_figures(rows, metric); !v.empty()) n.value = median(v);
   if (!n.problem.empty()) n.flag = NightFlag::Status;
   return n;
 }
@@ -109,7 +103,7 @@ void judge_nights(std::vector<TrendNight>& nights, bool up, const TrendSettings&
     }
     if (clean.size() >= min_history(s)) {
       const std::vector<double> w(clean.end() - static_cast<std::ptrdiff_t>(std::min(clean.size(), s.window)), clean.end());
-      const double m = median_value(w);
+      const double m = median(w);
       n.center = m;
       n.band = std::max(s.robust_z * mad_sigma(w), s.floor * std::fabs(m));
       const bool low = *n.value < m - *n.band, high = *n.value > m + *n.band;
@@ -127,7 +121,7 @@ void test_drift(PointTrend& t, const TrendSettings& s) {
     if (n.flag != NightFlag::Status && n.value) v.push_back(*n.value);
   if (v.size() > 2 * s.window) v.erase(v.begin(), v.end() - static_cast<std::ptrdiff_t>(2 * s.window));
   if (v.size() < std::max<std::size_t>(min_history(s) + 1, 4)) return;
-  const double m = median_value(v);
+  const double m = median(v);
   if (m == 0) return;
   t.drift_runs = v.size();
   t.drift_per_run = theil_sen_slope(v) / std::fabs(m);
@@ -153,7 +147,7 @@ bool recent_shift(const std::vector<TrendNight>& nights, bool up, const TrendSet
   const double worst_before = up ? *std::min_element(before.begin(), before.end()) : *std::max_element(before.begin(), before.end());
   for (double x : recent)
     if (up ? x >= worst_before : x <= worst_before) return false;
-  const double m = median_value(before), r = median_value(recent);
+  const double m = median(before), r = median(recent);
   const double band = std::max(s.robust_z * kMedianOf3Spread * mad_sigma(before), s.floor * std::fabs(m));
   return up ? r < m - band : r > m + band;
 }

@@ -62,8 +62,7 @@ std::size_t min_history(const TrendSettings& settings);
 std::vector<PointTrend> trend_points(std::vector<TrendRun> runs, const std::vector<std::string>& metrics,
                                      const TrendSettings& settings);
 
-// The statistics, exposed for the tests.
-double median_value(std::vector<double> values);
+// The statistics, exposed for the tests (the median is base/median.hpp's).
 double mad_sigma(const std::vector<double>& values);  // 1.4826 * median absolute deviation
 double theil_sen_slope(const std::vector<double>& values);  // per index step
 double mann_kendall_z(const std::vector<double>& values);   // with the continuity correction

@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "base/durable_file.hpp"
+#include "base/median.hpp"
 #include "base/errors.hpp"
 #include "results/report.hpp"
 #include "results/table.hpp"
@@ -16,19 +18,6 @@
 namespace hpcnn {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Two-sided 95% Student t quantile for df degrees of freedom.
-double t95(std::size_t df) {
-  static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                 2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
-  return df < sizeof table / sizeof table[0] ? table[df] : df < 30 ? 2.045 : df < 60 ? 2.00 : 1.96;
-}
 
 struct Group {
   std::string label, suite;
@@ -50,12 +39,21 @@ std::map<std::string, Group> group_rows(const std::vector<Record>& rows, std::ve
   return groups;
 }
 
+// The row of the best round of a point that has one run (its spread gives a one-run band).
+const Record* best_row(const std::vector<const Record*>& rows, const std::string& metric) {
+  const bool up = higher_is_better(metric);
+  const Record* best = rows.front();
+  for (const Record* r : rows) {
+    const auto x = r->number(metric), b = best->number(metric);
+    if (x && (!b || (up ? *x > *b : *x < *b))) best = r;
+  }
+  return best;
+}
+
 std::optional<double> median_metric(const std::vector<const Record*>& rows, const std::string& metric) {
-  std::vector<double> v;
-  for (const Record* r : rows)
-    if (const auto x = r->number(metric); x && std::isfinite(*x)) v.push_back(*x);
+  const std::vector<double> v = run_figures(rows, metric);
   if (v.empty()) return std::nullopt;
-  return median_of(v);
+  return median(v);
 }
 
 std::string first_problem(const std::vector<const Record*>& rows, bool ignore_outliers) {
@@ -90,11 +88,59 @@ std::string xml_escaped(const std::string& s) {
 
 }  // namespace
 
+// One figure per run: the best of the point's rows in that run (its rounds: interference from
+// outside comes and goes between them, a change of the system slows them all). Rows without a
+// `run` are runs of their own.
+std::vector<double> run_figures(const std::vector<const Record*>& rows, const std::string& metric) {
+  const bool up = higher_is_better(metric);
+  std::map<std::string, double> best;
+  std::vector<double> out;
+  for (const Record* r : rows) {
+    const auto x = r->number(metric);
+    if (!x || !std::isfinite(*x)) continue;
+    const std::string run = r->text("run");
+    if (run.empty()) {
+      out.push_back(*x);
+      continue;
+    }
+    const auto [it, fresh] = best.try_emplace(run, *x);
+    if (!fresh) it->second = up ? std::max(it->second, *x) : std::min(it->second, *x);
+  }
+  for (const auto& [run, x] : best) out.push_back(x);
+  return out;
+}
+
+RateAt parse_rate_at(const std::string& text) {
+  if (text == "median") return RateAt::Median;
+  if (text == "p5") return RateAt::P5;
+  throw UsageError("--at: '" + text + "' is not median or p5");
+}
+
+const char* rate_at_name(RateAt at) { return at == RateAt::P5 ? "p5" : "median"; }
+
+void rates_at(std::vector<Record>& rows, RateAt at) {
+  if (at == RateAt::Median) return;
+  // Each rate and the time it was computed from: the same work over the 5th-percentile time.
+  const std::pair<const char*, const char*> rates[] = {
+      {"img_per_s", "iter_median_s"}, {"gflops", "iter_median_s"}, {"busbw_gbs", "time_avg_us"}, {"algbw_gbs", "time_avg_us"}};
+  for (Record& r : rows) {
+    const auto p5 = r.number("iter_p5_s");
+    if (!p5 || !(*p5 > 0)) continue;
+    for (const auto& [rate, time] : rates) {
+      const auto x = r.number(rate), base = r.number(time);
+      if (!x || !base) continue;
+      const double base_s = std::string(time) == "time_avg_us" ? *base * 1e-6 : *base;
+      r.set(rate, *x * base_s / *p5);
+    }
+  }
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::Ok: return "ok";
     case Verdict::Faster: return "faster";
     case Verdict::Regression: return "REGRESSION";
+    case Verdict::Unstable: return "UNSTABLE";
     case Verdict::MissingNow: return "MISSING-now";
     case Verdict::MissingReference: return "MISSING-reference";
     case Verdict::Status: return "STATUS";
@@ -111,9 +157,22 @@ std::string point_problem(const Record& row, bool ignore_outliers) {
     return "status " + status + (reason.empty() ? "" : ": " + reason);
   }
   if (row.text("phase_check") == "failed") return "phase check failed (gap " + row.text("phase_gap_max") + ")";
-  if (const auto o = row.number("outlier_iters"); !ignore_outliers && o && *o > 0)
-    return row.text("outlier_iters") + " outlier iterations";
+  if (!ignore_outliers && outliers_matter(row)) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.0f%%", 100.0 * outlier_share(row));
+    return row.text("outlier_iters") + " outlier iterations (" + share + " of the timed time)";
+  }
   return {};
+}
+
+double outlier_share(const Record& row) {
+  const double mean = row.number("iter_mean_s").value_or(0), median = row.number("iter_median_s").value_or(0);
+  return mean > 0 && mean > median ? 1.0 - median / mean : 0.0;
+}
+
+bool outliers_matter(const Record& row) {
+  const auto o = row.number("outlier_iters");
+  return o && *o > 0 && outlier_share(row) >= kOutlierShare;
 }
 
 std::optional<double> PointVerdict::ratio() const {
@@ -125,6 +184,8 @@ std::string PointVerdict::message() const {
   std::string m = std::string(verdict_name(verdict)) + ": " + settings + " " + metric + " reference " +
                   number_text(reference) + " now " + number_text(now);
   if (const auto r = ratio()) m += " ratio " + number_text(r);
+  if (runs && runs->has_spread()) m += " [" + number_text(runs->ratio_low) + ", " + number_text(runs->ratio_high) + "]";
+  if (!why.empty()) return m + ": " + why;
   char buf[64];
   std::snprintf(buf, sizeof buf, " band %.1f%% (%s)", 100.0 * band, band_source.c_str());
   m += buf;
@@ -148,23 +209,7 @@ bool higher_is_better(const std::string& metric) {
   return !f || (std::string(f->unit) != "s" && std::string(f->unit) != "us");
 }
 
-std::optional<std::pair<double, std::string>> spread_band(const std::vector<const Record*>& rows, const std::string& metric) {
-  // Several runs of the point: the 95% confidence interval of their mean.
-  std::vector<double> v;
-  for (const Record* r : rows)
-    if (const auto x = r->number(metric); x && std::isfinite(*x)) v.push_back(*x);
-  if (v.size() >= 2) {
-    double mean = 0, ss = 0;
-    for (double x : v) mean += x;
-    mean /= static_cast<double>(v.size());
-    for (double x : v) ss += (x - mean) * (x - mean);
-    const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
-    if (mean != 0)
-      return std::make_pair(t95(v.size() - 1) * sd / std::sqrt(static_cast<double>(v.size())) / std::fabs(mean),
-                            "ci95 (n=" + std::to_string(v.size()) + ")");
-  }
-  if (rows.empty()) return std::nullopt;
-  const Record& r = *rows.front();
+std::optional<std::pair<double, std::string>> spread_band(const Record& r, const std::string& metric) {
   // One run with --repeat: the confidence interval of its repeats' throughputs.
   if (metric == "img_per_s") {
     const auto lo = r.number("img_per_s_ci_low"), hi = r.number("img_per_s_ci_high"), x = r.number("img_per_s");
@@ -187,6 +232,12 @@ std::optional<std::pair<double, std::string>> spread_band(const std::vector<cons
   return std::nullopt;
 }
 
+double iterations_to_detect(double iters, double detectable, double limit) {
+  if (!(iters > 0) || !(detectable > limit) || !(limit > 0)) return iters;
+  const double shrink = std::log1p(detectable) / std::log1p(limit);  // the standard error must shrink by this
+  return std::ceil(iters * shrink * shrink);
+}
+
 std::pair<std::string, double> parse_metric_tolerance(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) return {"", parse_tolerance(text)};
@@ -196,6 +247,160 @@ std::pair<std::string, double> parse_metric_tolerance(const std::string& text) {
     throw UsageError("--tolerance: '" + metric + "' in '" + text + "' is not a numeric field");
   return {metric, parse_tolerance(text.substr(eq + 1))};
 }
+
+namespace {
+
+std::vector<double> figures_of(const std::vector<const Record*>& rows, const std::string& metric) {
+  std::vector<double> v;
+  for (const Record* r : rows)
+    if (const auto x = r->number(metric); x && std::isfinite(*x)) v.push_back(*x);
+  return v;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string p_text(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, p < 1e-4 ? "%.1e" : "%.2g", p);
+  return buf;
+}
+
+// "12.3% slower" / "4.1% faster" / "unchanged", for the ratio now / reference of `metric`.
+std::string change_text(double ratio, bool up) {
+  if (ratio == 1) return "unchanged";
+  const bool worse = up ? ratio < 1 : ratio > 1;
+  const double size = up ? std::fabs(1.0 - ratio) : std::fabs(ratio - 1.0);
+  return percent(size) + (worse ? (up ? " lower" : " higher") : (up ? " higher" : " lower"));
+}
+
+// The practical threshold of `metric`: an override, else the floor.
+void set_threshold(const Tolerances& tol, const std::string& metric, PointVerdict& v) {
+  if (const auto it = tol.per_metric.find(metric); it != tol.per_metric.end()) {
+    v.band = it->second, v.band_source = "override";
+  } else if (tol.all_metrics) {
+    v.band = *tol.all_metrics, v.band_source = "override";
+  } else {
+    v.band = tol.floor, v.band_source = "floor";
+  }
+}
+
+// One run on each side: the band is the reference run's own spread (or the threshold when wider).
+void judge_one_run(const Group& ref, const Tolerances& tol, PointVerdict& v) {
+  set_threshold(tol, v.metric, v);
+  if (v.band_source == "floor")
+    if (const auto s = spread_band(*best_row(ref.rows, v.metric), v.metric); s && s->first > tol.floor)
+      v.band = s->first, v.band_source = s->second;
+  v.band_source += " (1 run)";
+  const bool up = higher_is_better(v.metric);
+  const double lo = *v.reference * (1.0 - v.band), hi = *v.reference * (1.0 + v.band);
+  const bool worse = up ? *v.now < lo : *v.now > hi;
+  const bool better = up ? *v.now > hi : *v.now < lo;
+  v.verdict = worse ? Verdict::Regression : better ? Verdict::Faster : Verdict::Ok;
+  const std::string change = v.ratio() ? change_text(*v.ratio(), up) : "no ratio";
+  v.why = change + (worse || better ? " beyond " : " within ") + "the " + percent(v.band) + " band (" + v.band_source +
+          "; one run on each side, so no test of significance)";
+}
+
+// Several runs on a side: the run-level test (significance.hpp); the verdict waits for the
+// multiplicity adjustment over the whole comparison (decide_tested).
+void test_runs(const Group& ref, const Group& now, const Tolerances& tol, PointVerdict& v) {
+  set_threshold(tol, v.metric, v);
+  const std::vector<double> a = run_figures(ref.rows, v.metric), b = run_figures(now.rows, v.metric);
+  v.runs = compare_runs(a, b, higher_is_better(v.metric));
+  if (!v.runs) {  // figures of zero or below: no logarithms, judged as single runs
+    judge_one_run(ref, tol, v);
+    return;
+  }
+  double log_ref = 0;
+  for (double x : a)
+    if (x > 0) log_ref += std::log(x);
+  v.reference = std::exp(log_ref / static_cast<double>(v.runs->reference_runs));
+  v.now = *v.reference * v.runs->ratio;
+  std::vector<double> iters = figures_of(ref.rows, "iters");
+  if (!iters.empty()) v.iters = median(std::move(iters));
+}
+
+// The verdict of a tested point, once its p-values are adjusted and the level of one test of the
+// family (alpha / tests) is known.
+void decide_tested(const Tolerances& tol, double one_test_alpha, PointVerdict& v) {
+  const RunComparison& c = *v.runs;
+  const bool up = higher_is_better(v.metric);
+  const bool worse_beyond = up ? c.ratio < 1.0 - v.band : c.ratio > 1.0 + v.band;
+  const bool better_beyond = up ? c.ratio > 1.0 + v.band : c.ratio < 1.0 - v.band;
+  v.detectable = c.detectable_change(one_test_alpha);
+  const std::string change = change_text(c.ratio, up);
+  const std::string runs = std::to_string(c.reference_runs) + " reference run" + (c.reference_runs == 1 ? "" : "s") +
+                           ", " + std::to_string(c.now_runs) + " now";
+  if (v.p_adjusted < tol.alpha && worse_beyond) {
+    v.verdict = Verdict::Regression;
+    v.why = change + ": significant (p " + p_text(c.p_worse) + ", adjusted " + p_text(v.p_adjusted) + " < " +
+            p_text(tol.alpha) + ") and beyond the " + percent(v.band) + " " + v.band_source;
+  } else if (v.p_better_adjusted < tol.alpha && better_beyond) {
+    v.verdict = Verdict::Faster;
+    v.why = change + ": significant (p " + p_text(c.p_better) + ", adjusted " + p_text(v.p_better_adjusted) +
+            ") and beyond the " + percent(v.band) + " " + v.band_source + ": bless a new reference?";
+  } else if (v.detectable && *v.detectable > tol.unstable_above) {
+    v.verdict = Verdict::Unstable;
+    v.detail = "runs spread " + percent(std::expm1(c.log_sd)) + " (" + runs + ")";
+    std::optional<double> stable_iters;
+    if (v.iters) stable_iters = iterations_to_detect(*v.iters, *v.detectable, tol.unstable_above);
+    v.why = steadying_advice(c.reference_runs, std::expm1(c.log_sd), *v.detectable,
+                             runs_to_detect(c.log_sd, one_test_alpha, tol.unstable_above), v.iters, stable_iters);
+  } else {
+    v.verdict = Verdict::Ok;
+    const bool worse_side = up ? c.ratio < 1 : c.ratio > 1;
+    if (worse_beyond || better_beyond)
+      v.why = change + ": not significant (p " + p_text(worse_side ? c.p_worse : c.p_better) + ", adjusted " +
+              p_text(worse_side ? v.p_adjusted : v.p_better_adjusted) + "; " + runs + ")";
+    else
+      v.why = change + ": within the " + percent(v.band) + " " + v.band_source + " (p " + p_text(c.p_worse) + ")";
+    if (v.detectable) v.why += "; detects changes beyond " + percent(*v.detectable);
+  }
+}
+
+// Holm's adjustment over every tested point of the comparison, then each one's verdict.
+void decide_all_tested(const Tolerances& tol, std::vector<PointVerdict>& verdicts) {
+  std::vector<PointVerdict*> tested;
+  for (PointVerdict& v : verdicts)
+    if (v.runs && v.runs->has_spread() && v.verdict == Verdict::Ok) tested.push_back(&v);
+  std::vector<double> worse, better;
+  for (const PointVerdict* v : tested) worse.push_back(v->runs->p_worse), better.push_back(v->runs->p_better);
+  const std::vector<double> worse_adjusted = holm_adjusted(worse), better_adjusted = holm_adjusted(better);
+  const double one_test_alpha = tested.empty() ? tol.alpha : tol.alpha / static_cast<double>(tested.size());
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    tested[i]->p_adjusted = worse_adjusted[i];
+    tested[i]->p_better_adjusted = better_adjusted[i];
+    decide_tested(tol, one_test_alpha, *tested[i]);
+  }
+}
+
+// A point present on both sides, for one metric.
+void judge_matched(const Group& r, const Group& c, const std::string& ref_problem, const std::string& now_problem,
+                   const Tolerances& tol, PointVerdict& v) {
+  if (!now_problem.empty() || !ref_problem.empty()) {
+    v.verdict = Verdict::Status;
+    v.detail = !now_problem.empty() ? "now: " + now_problem : "reference: " + ref_problem;
+    v.why = v.detail;
+  } else if (v.metric == "status") {
+    v.verdict = Verdict::Ok;
+  } else if (!v.now) {
+    v.verdict = Verdict::MissingNow;
+    v.detail = v.why = "the current run has no " + v.metric;
+  } else if (!v.reference) {
+    v.verdict = Verdict::MissingReference;
+    v.detail = v.why = "the reference has no " + v.metric;
+  } else if (run_figures(r.rows, v.metric).size() >= 2 || run_figures(c.rows, v.metric).size() >= 2) {
+    test_runs(r, c, tol, v);
+  } else {
+    judge_one_run(r, tol, v);
+  }
+}
+
+}  // namespace
 
 std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, const std::vector<Record>& now,
                                          const std::vector<std::string>& metrics, const Tolerances& tol) {
@@ -214,17 +419,6 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
             if (std::find(m.begin(), m.end(), x) == m.end()) m.push_back(std::move(x));
     return m;
   };
-  auto band_for = [&tol](const Group& g, const std::string& metric, PointVerdict& v) {
-    if (const auto it = tol.per_metric.find(metric); it != tol.per_metric.end()) {
-      v.band = it->second, v.band_source = "override";
-    } else if (tol.all_metrics) {
-      v.band = *tol.all_metrics, v.band_source = "override";
-    } else if (const auto s = spread_band(g.rows, metric); s && s->first > tol.floor) {
-      v.band = s->first, v.band_source = s->second;
-    } else {
-      v.band = tol.floor, v.band_source = "floor";
-    }
-  };
 
   for (const std::string& key : ref_order) {
     const Group& r = ref.at(key);
@@ -239,29 +433,14 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
       v.suite = r.suite, v.settings = r.label, v.metric = metric;
       v.reference = median_metric(r.rows, metric);
       if (c) v.now = median_metric(c->rows, metric);
-      band_for(r, metric, v);
+      set_threshold(tol, metric, v);
       if (!c) {
         v.verdict = Verdict::MissingNow;
-        v.detail = "no current run of this point";
-      } else if (!now_problem.empty() || !ref_problem.empty()) {
-        v.verdict = Verdict::Status;
-        v.detail = !now_problem.empty() ? "now: " + now_problem : "reference: " + ref_problem;
-      } else if (metric == "status") {
-        v.verdict = Verdict::Ok;
-      } else if (!v.reference && !v.now) {
+        v.detail = v.why = "no current run of this point";
+      } else if (!v.reference && !v.now && metric != "status" && ref_problem.empty() && now_problem.empty()) {
         continue;  // a --metric this kind of point does not have
-      } else if (!v.now) {
-        v.verdict = Verdict::MissingNow;
-        v.detail = "the current run has no " + metric;
-      } else if (!v.reference) {
-        v.verdict = Verdict::MissingReference;
-        v.detail = "the reference has no " + metric;
       } else {
-        const bool up = higher_is_better(metric);
-        const double lo = *v.reference * (1.0 - v.band), hi = *v.reference * (1.0 + v.band);
-        const bool worse = up ? *v.now < lo : *v.now > hi;
-        const bool better = up ? *v.now > hi : *v.now < lo;
-        v.verdict = worse ? Verdict::Regression : better ? Verdict::Faster : Verdict::Ok;
+        judge_matched(r, *c, ref_problem, now_problem, tol, v);
       }
       out.push_back(std::move(v));
     }
@@ -277,21 +456,27 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
       v.now = median_metric(c.rows, metric);
       v.band = tol.floor, v.band_source = "floor";
       v.verdict = Verdict::MissingReference;
-      v.detail = "no reference run of this point (bless a new reference?)";
+      v.detail = v.why = "no reference run of this point (bless a new reference?)";
       out.push_back(std::move(v));
     }
   }
+  decide_all_tested(tol, out);
   return out;
 }
 
 std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
-  std::vector<std::vector<std::string>> cells = {{"settings", "metric", "reference", "now", "ratio", "band", "verdict"}};
+  std::vector<std::vector<std::string>> cells = {
+      {"settings", "metric", "reference", "now", "ratio", "ci95", "p", "threshold", "verdict", "why"}};
   for (const PointVerdict& v : verdicts) {
     char band[48];
     std::snprintf(band, sizeof band, "%.1f%% %s", 100.0 * v.band, v.band_source.c_str());
-    std::string verdict = verdict_name(v.verdict);
-    if (!v.detail.empty() && v.verdict == Verdict::Status) verdict += " " + v.detail;
-    cells.push_back({v.settings, v.metric, number_text(v.reference), number_text(v.now), number_text(v.ratio()), band, verdict});
+    std::string interval = "-", p = "-";
+    if (v.runs && v.runs->has_spread()) {
+      interval = number_text(v.runs->ratio_low) + "-" + number_text(v.runs->ratio_high);
+      p = number_text(v.p_adjusted);
+    }
+    cells.push_back({v.settings, v.metric, number_text(v.reference), number_text(v.now), number_text(v.ratio()), interval, p,
+                     band, verdict_name(v.verdict), v.why.empty() ? v.detail : v.why});
   }
   return aligned_text(cells);
 }
@@ -323,16 +508,23 @@ std::string junit_xml(const std::vector<PointVerdict>& verdicts) {
 }
 
 void write_junit(const std::string& file, const std::vector<PointVerdict>& verdicts) {
-  const std::string xml = junit_xml(verdicts);
-  const std::string tmp = file + ".tmp." + std::to_string(getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw RuntimeError("--junit: cannot write '" + file + "'");
-  const bool written = std::fwrite(xml.data(), 1, xml.size(), f) == xml.size();
-  const bool flushed = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  if (std::fclose(f) != 0 || !written || !flushed || std::rename(tmp.c_str(), file.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw RuntimeError("--junit: cannot write '" + file + "' (disk full or folder not writable)");
+  try {
+    write_file_durably(file, junit_xml(verdicts), "the JUnit verdicts");
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(std::string("--junit: ") + e.what());
   }
+}
+
+std::string steadying_advice(std::size_t runs, double spread, double detectable, std::optional<std::size_t> stable_runs,
+                             std::optional<double> iters, std::optional<double> stable_iters) {
+  std::string out = "runs spread " + percent(spread) + " (" + std::to_string(runs) + " reference runs): only a change beyond " +
+                    percent(detectable) + " could be detected; ";
+  out += stable_runs ? std::to_string(*stable_runs) + " reference runs would steady it" : "no number of runs would at this spread";
+  if (iters && stable_iters && *stable_iters > *iters)
+    out += ", or longer points if the spread is their iterations' (about " +
+           std::to_string(static_cast<long long>(*stable_iters)) + " timed iterations, now " +
+           std::to_string(static_cast<long long>(*iters)) + ")";
+  return out;
 }
 
 }  // namespace hpcnn

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# How often an acceptance set fails on an unchanged system, and how often it catches a slowdown
+# (docs/ACCEPTANCE.md, "False alarms and detection"). Blesses a reference of BLESS_RUNS runs on
+# this machine, then runs NIGHTS nights of each kind, the kinds interleaved night by night so that
+# a drift of the machine reaches them all alike:
+#   unchanged   the same build, nothing injected
+#   slow10      every timed iteration of SUITE takes 10% longer (HPCNN_TEST_SLOWDOWN)
+#   slow25      the same, 25%
+#   onecore     the whole night pinned to one core (taskset -c 0)
+# Prints, per kind, the nights that failed (acceptance.sh exit 1), the failing verdicts per night,
+# the nights that would fail under cron (jobscripts/acceptance_cron.sh: a REGRESSION of the same
+# point two nights of that kind running, or any other failure), and for the injected kinds the
+# nights whose failures include SUITE's points. With REJUDGE_ARGS (hpcnn-summary options), the same
+# nights judged again with those settings instead of ACCEPT_SUMMARY_ARGS. Then the
+# same for the ReFrame tests' performance references on the same nights' figures: references made
+# from the blessed runs with bounds from their noise (reframe/references_from_runs.py), and the
+# fixed-band references shipped in reframe/references.json for RFM_SYSTEM (default local:default).
+# Last, the run-to-run spread of every point over the unchanged nights (hpcnn-summary --stability).
+# Run again with the same OUT, it goes on where it stopped: the reference blessed there is kept,
+# and the nights that finished are not run again.
+#
+#   bench/acceptance_noise.sh [SET]          SET: smoke (default) or nightly
+# Environment: NIGHTS (default 20), KINDS (default "unchanged slow10 slow25 onecore"), SUITE
+# (default hpcnn-train), BLESS_RUNS (default 10), OUT (default a new folder under /tmp, kept),
+# REJUDGE_ARGS, ACCEPT_* and HPCNN_BIN as for jobscripts/acceptance.sh. On a shared machine, run it
+# with ACCEPT_SUMMARY_ARGS=--ignore-outliers (docs/ACCEPTANCE.md).
+set -uo pipefail
+SET=${1:-smoke}
+NIGHTS=${NIGHTS:-20}
+KINDS=${KINDS:-unchanged slow10 slow25 onecore}
+SUITE=${SUITE:-hpcnn-train}
+export BLESS_RUNS=${BLESS_RUNS:-10}
+here=$(cd "$(dirname "$0")" && pwd)
+script=$here/../jobscripts/acceptance.sh
+export HPCNN_BIN=${HPCNN_BIN:-$here/..}
+OUT=${OUT:-$(mktemp -d /tmp/hpcnn-acceptance-noise.XXXXXX)}
+mkdir -p "$OUT" || exit 1
+export REFERENCE_DIR=$OUT/reference
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+command -v taskset >/dev/null || { echo "${0##*/}: needs taskset (util-linux)" >&2; exit 1; }
+echo "# acceptance noise: set $SET, $NIGHTS nights of each of: $KINDS; reference of $BLESS_RUNS runs; results in $OUT"
+echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+
+start=$(date +%s)
+if [ -e "$OUT/blessed" ]; then
+  echo "# going on in $OUT: its reference and finished nights are kept"
+elif ! env BLESS=1 OUT="$OUT/bless" "$script" "$SET" noise > "$OUT/bless.log" 2>&1; then
+  echo "${0##*/}: blessing failed ($OUT/bless.log):" >&2
+  tail -20 "$OUT/bless.log" >&2
+  exit 1
+else
+  touch "$OUT/blessed"
+fi
+grep -E '^(unstable|stability):' "$OUT/bless.log"
+echo "# blessed in $(($(date +%s) - start)) s"
+# ReFrame references with bounds from the blessed runs' noise (the smoke size's points).
+rfm_measured=$OUT/reframe-references.json
+if [ "$SET" = smoke ]; then
+  python3 "$here/../reframe/references_from_runs.py" --system noise:default --size smoke \
+    --hpcnn-summary "$HPCNN_BIN/hpcnn-summary" --out "$rfm_measured" "$OUT"/bless/run-* > "$OUT/reframe-references.log" 2>&1 ||
+    { echo "# ReFrame references from the runs failed:"; cat "$OUT/reframe-references.log"; rfm_measured=""; }
+else
+  rfm_measured=""
+fi
+
+# night KIND N: one night of that kind into $OUT/KIND/N; its exit status and verdicts are kept.
+night() {
+  local kind=$1 n=$2 dir=$OUT/$1/$2
+  local prefix=() env=()
+  case "$kind" in
+    unchanged) ;;
+    slow10) env=(HPCNN_TEST_SLOWDOWN="$SUITE:10%") ;;
+    slow25) env=(HPCNN_TEST_SLOWDOWN="$SUITE:25%") ;;
+    onecore) prefix=(taskset -c 0) ;;
+    *) echo "${0##*/}: unknown kind '$kind'" >&2; exit 2 ;;
+  esac
+  [ -e "$dir.status" ] && return   # finished before an interruption
+  mkdir -p "$OUT/$kind"
+  rm -rf "$dir"
+  env "${env[@]}" OUT="$dir" "${prefix[@]}" "$script" "$SET" noise > "$dir.log" 2>&1
+  echo $? > "$dir.status"
+}
+
+start=$(date +%s)
+for n in $(seq "$NIGHTS"); do
+  for kind in $KINDS; do night "$kind" "$n"; done
+done
+elapsed=$(($(date +%s) - start))
+
+# table SUFFIX: the nights' table from their verdict files $OUT/KIND/N/verdictSUFFIX.txt.
+table() {
+  local suffix=$1 kind n failed failures hit cron f file previous regressions
+  printf '%-10s %6s %7s %9s %16s %10s %18s\n' kind nights failed fraction "failures/night" "cron fails" "nights SUITE hit"
+  for kind in $KINDS; do
+    failed=0 failures=0 hit=0 cron=0 previous=""
+    for n in $(seq "$NIGHTS"); do
+      file=$OUT/$kind/$n/verdict$suffix.txt
+      f=$(grep -c '^failure:' "$file" 2>/dev/null)
+      if [ -z "$suffix" ]; then [ "$(cat "$OUT/$kind/$n.status")" = 0 ] || failed=$((failed + 1))
+      else [ "${f:-0}" = 0 ] || failed=$((failed + 1)); fi
+      failures=$((failures + ${f:-0}))
+      grep -q "^failure: REGRESSION: suite=$SUITE " "$file" 2>/dev/null && hit=$((hit + 1))
+      # Under cron: any failure but a REGRESSION fails at once; a REGRESSION when last night had it too.
+      regressions=$(sed -n 's/^failure: REGRESSION: \(.*\) reference .*/\1/p' "$file" 2>/dev/null | sort)
+      if grep -q '^failure:' "$file" 2>/dev/null && grep -v '^failure: REGRESSION:' "$file" | grep -q '^failure:'; then
+        cron=$((cron + 1))
+      elif [ -n "$regressions" ] && [ -n "$(comm -12 <(echo "$previous") <(echo "$regressions"))" ]; then
+        cron=$((cron + 1))
+      fi
+      previous=$regressions
+    done
+    printf '%-10s %6d %7d %9.2f %16.2f %10d %18s\n' "$kind" "$NIGHTS" "$failed" "$(echo "$failed / $NIGHTS" | bc -l)" \
+      "$(echo "$failures / $NIGHTS" | bc -l)" "$cron" "$([ "$kind" = unchanged ] && echo - || echo "$hit")"
+  done
+}
+echo; echo "# verdicts as acceptance.sh gave them (ACCEPT_SUMMARY_ARGS: ${ACCEPT_SUMMARY_ARGS:-none})"
+table ""
+echo "# $((NIGHTS * $(wc -w <<<"$KINDS"))) nights; the ones this invocation ran took $elapsed s"
+if [ -n "${REJUDGE_ARGS:-}" ]; then
+  read -ra rejudge <<<"$REJUDGE_ARGS"
+  for kind in $KINDS; do
+    for n in $(seq "$NIGHTS"); do
+      "$HPCNN_BIN/hpcnn-summary" --compare "$REFERENCE_DIR/noise/$SET" "${rejudge[@]}" "$OUT/$kind/$n" \
+        > "$OUT/$kind/$n/verdict-rejudged.txt" 2>&1
+    done
+  done
+  echo; echo "# the same nights judged with: $REJUDGE_ARGS"
+  table -rejudged
+fi
+
+# The ReFrame tests' references on the same nights: measured bounds, and the shipped fixed ones.
+rfm_table() {  # rfm_table LABEL REFERENCES SYSTEM
+  local label=$1 refs=$2 system=$3
+  printf '\n# ReFrame references: %s\n%-10s %6s %7s %9s\n' "$label" kind nights failed fraction
+  for kind in $KINDS; do
+    local failed=0
+    for n in $(seq "$NIGHTS"); do
+      python3 "$here/reframe_bounds.py" --references "$refs" --system "$system" "$OUT/$kind/$n" > "$OUT/$kind/$n.rfm" 2>&1
+      grep -q '^0 violated' "$OUT/$kind/$n.rfm" || failed=$((failed + 1))
+    done
+    printf '%-10s %6d %7d %9.2f\n' "$kind" "$NIGHTS" "$failed" "$(echo "$failed / $NIGHTS" | bc -l)"
+  done
+}
+if [ "$SET" = smoke ]; then
+  [ -z "$rfm_measured" ] || rfm_table "bounds from the blessed runs' noise ($rfm_measured)" "$rfm_measured" noise:default
+  RFM_SYSTEM=${RFM_SYSTEM:-local:default}
+  rfm_table "shipped reframe/references.json, $RFM_SYSTEM" "$here/../reframe/references.json" "$RFM_SYSTEM"
+fi
+# Which points failed on unchanged nights, and how often.
+if [[ " $KINDS " == *" unchanged "* ]]; then
+  echo; echo "# failing verdicts on unchanged nights:"
+  cat "$OUT"/unchanged/*/verdict.txt 2>/dev/null | sed -n 's/^failure: \([A-Z-]*\): \(.*\) reference .*/\1 \2/p' | sort | uniq -c | sort -rn
+  echo; echo "# run-to-run spread over the unchanged nights:"
+  "$HPCNN_BIN/hpcnn-summary" --stability --ignore-outliers "$OUT"/unchanged/*/ | grep -v '^unstable:'
+fi

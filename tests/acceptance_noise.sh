@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# False alarms and detection, reduced (bench/acceptance_noise.sh measures them at length; the
+# figures are in docs/ACCEPTANCE.md): a reference of 6 runs of the smoke set at short points, then
+# 8 nights, no retries:
+#  - 5 unchanged nights: none may fail;
+#  - 3 nights with a slowdown injected: training 2x slower (HPCNN_TEST_SLOWDOWN), SGEMM 2x slower,
+#    and the whole night pinned to one core (training's two threads share it): each must fail,
+#    with the slowed suite's points among its REGRESSION verdicts.
+# The nights alternate between unchanged and slowed, so that a drift of the machine reaches both.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
+script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
+export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2 ACCEPT_DATA=none
+export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_ROUNDS=3 BLESS_RUNS=6 ACCEPT_MIN_RUNS=6
+# The settings docs/ACCEPTANCE.md gives a shared machine: descheduled iterations are no failure,
+# changes below 15% are not worth a page, and the two-rank allreduce, whose speed depends on where
+# the hypervisor puts the two ranks (3x apart, for minutes), fails only beyond 75%.
+export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 15% --tolerance busbw_gbs=75%"
+
+run env BLESS=1 OUT="$out/bless" "$script" smoke box
+[ -s "$out/ref/box/smoke/STABILITY.txt" ] && cat "$out/ref/box/smoke/STABILITY.txt"
+
+# night NAME EXPECT SUITE [ENV...] [-- PREFIX...]: one night; EXPECT pass or fail (then SUITE's
+# points must be among its REGRESSION verdicts).
+night() {
+  local name=$1 expect=$2 suite=$3 status
+  shift 3
+  local envs=() prefix=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ $# -eq 0 ] || { shift; prefix=("$@"); }
+  env "${envs[@]}" OUT="$out/$name" "${prefix[@]}" "$script" smoke box > "$out/$name.log" 2>&1
+  status=$?
+  local failures
+  failures=$(grep '^failure:' "$out/$name/verdict.txt" 2>/dev/null | cut -c1-160)
+  if [ "$expect" = pass ] && [ "$status" != 0 ]; then
+    echo "FAIL: unchanged night $name exited $status:"; echo "$failures"; fail=1
+  elif [ "$expect" = fail ] && { [ "$status" != 1 ] || ! grep -q "^failure: REGRESSION: suite=$suite " "$out/$name/verdict.txt"; }; then
+    echo "FAIL: slowed night $name exited $status without a REGRESSION of $suite:"; echo "$failures"
+    grep -E "suite=$suite " "$out/$name/verdict.txt"; fail=1
+  else
+    echo "ok:   night $name ($expect): exit $status, $(grep -c '^failure:' "$out/$name/verdict.txt" 2>/dev/null) failing verdicts"
+  fi
+}
+night unchanged-1 pass -
+night slow-train fail hpcnn-train HPCNN_TEST_SLOWDOWN=hpcnn-train:100%
+night unchanged-2 pass -
+night slow-blas fail hpcnn-blas HPCNN_TEST_SLOWDOWN=hpcnn-blas:100%
+night unchanged-3 pass -
+night one-core fail hpcnn-train -- taskset -c 0
+night unchanged-4 pass -
+night unchanged-5 pass -
+exit $fail
