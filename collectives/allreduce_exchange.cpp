@@ -8,7 +8,6 @@
 // the scheme (nccl orders itself after the backend's stream; CUDA-aware mpi needs the device
 // synchronized first); HostStaged copies each bucket to the host before its allreduce and every
 // summed bucket back before the update (collectives/staging.hpp).
-#include <chrono>
 
 #include "collectives/exchange.hpp"
 #include "collectives/staging.hpp"
@@ -56,12 +55,13 @@ class AllreduceExchange : public Exchange {
   // Every worker applies the same optimizer to the same sums: worker 0's state is everyone's.
   ExchangeState checkpoint_state() override { return {{}, optimizer_.state()}; }
   double isolated_exchange_seconds(float* grads) override {
+    // MPI_Wtime, not a C++ clock: in a simulation (simulate/) only MPI's clock is simulated time.
     MPI_Barrier(workers_);
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = MPI_Wtime();
     for (std::size_t b = 0; b < buckets_.size(); ++b) start_bucket(static_cast<int>(b), nullptr, grads);
     finish(grads);
     backend_.synchronize();  // staged buckets are back on the device
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
+    double s = MPI_Wtime() - t0, slowest = 0;
     MPI_Allreduce(&s, &slowest, 1, MPI_DOUBLE, MPI_MAX, workers_);
     return slowest;
   }

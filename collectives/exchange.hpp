@@ -23,7 +23,7 @@
 #include "collectives/allreduce.hpp"
 #include "engine/backend.hpp"
 #include "engine/buckets.hpp"
-#include "harness/optimizer.hpp"
+#include "engine/optimizer.hpp"
 
 namespace hpcnn {
 

@@ -34,6 +34,7 @@
 #include <string>
 
 #include "collectives/exchange.hpp"
+#include "collectives/host_buffers.hpp"
 #include "collectives/schedule.hpp"
 #include "collectives/staging.hpp"
 #include "base/activity.hpp"
@@ -348,7 +349,8 @@ class ParameterServer : public Exchange {
       MPI_Send(st.second.data(), as_int(st.second.size()), MPI_FLOAT, 0, kStateTag, comm_);
     };
     const auto workers = static_cast<std::size_t>(worker_count_);
-    std::vector<std::vector<float>> grads(workers, std::vector<float>(n));
+    std::vector<HostFloats> grads;  // one receive buffer per worker
+    for (std::size_t w = 0; w < workers; ++w) grads.emplace_back(n);
     // Each worker's pieces, then the control messages' two slots (Control): one array, one Waitany.
     std::vector<MPI_Request> recv(workers * pieces.size() + Control::kSlots, MPI_REQUEST_NULL);
     std::vector<std::size_t> missing(workers, 0);  // pieces of the posted push not yet arrived
@@ -366,7 +368,7 @@ class ParameterServer : public Exchange {
       const float* operand = gradient;  // host memory is the operand itself on a CPU backend
       if (staged_) {
         float* g = grads_view.host(step_grads.get());
-        if (g != gradient) std::copy(gradient, gradient + n, g);
+        if (g != gradient) copy_floats(g, gradient, n);
         grads_view.push(step_grads.get(), 0, n);
         operand = step_grads.get();
       }
@@ -394,10 +396,9 @@ class ParameterServer : public Exchange {
           break;
         }
         float* acc = grads_view.host(step_grads.get());  // summed in place: apply() copies nothing
-        std::copy(grads[0].begin(), grads[0].end(), acc);
-        for (std::size_t w = 1; w < workers; ++w)
-          for (std::size_t i = 0; i < n; ++i) acc[i] += grads[w][i];
-        for (std::size_t i = 0; i < n; ++i) acc[i] *= scale;
+        copy_floats(acc, grads[0].data(), n);
+        for (std::size_t w = 1; w < workers; ++w) add_floats(acc, grads[w].data(), n);
+        scale_floats(acc, n, scale);
         apply(acc);
         const int tag = control.stop_decided() ? kLastWeightsTag : kWeightsTag;  // one decision per step
         for (std::size_t w = 0; w < workers; ++w) send_weights(w, tag);

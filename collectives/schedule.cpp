@@ -58,7 +58,7 @@ void ScheduledAllreduce::start(float* data, std::size_t count) {
     op.scratch = std::move(spare_.back());
     spare_.pop_back();
   }
-  if (op.scratch.size() < scratch) op.scratch.resize(scratch);
+  if (op.scratch.size() < scratch) op.scratch = HostFloats(scratch);
   // Every rank numbers its operations identically, so the tag pairs up the same operation's
   // messages across ranks even when several buckets are in flight between the same two peers.
   op.tag = next_tag_;
@@ -93,11 +93,7 @@ bool ScheduledAllreduce::advance(Operation& op, bool block) {
       MPI_Testall(2, op.requests, &done, MPI_STATUSES_IGNORE);
       if (!done) return false;
     }
-    if (s.reduce && s.recv_peer >= 0) {
-      float* __restrict dst = op.data + s.recv_offset;
-      const float* __restrict src = op.scratch.data();
-      for (std::size_t i = 0; i < s.recv_count; ++i) dst[i] += src[i];
-    }
+    if (s.reduce && s.recv_peer >= 0) add_floats(op.data + s.recv_offset, op.scratch.data(), s.recv_count);
     op.posted = false;
     ++op.next;
   }
@@ -113,7 +109,7 @@ bool ScheduledAllreduce::progress() {
 }
 
 void ScheduledAllreduce::retire_front() {
-  if (ops_.front().scratch.capacity() > 0 && spare_.size() < 64) spare_.push_back(std::move(ops_.front().scratch));
+  if (ops_.front().scratch.size() > 0 && spare_.size() < 64) spare_.push_back(std::move(ops_.front().scratch));
   ops_.pop_front();
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/host_buffers.hpp"
 
 namespace hpcnn {
 
@@ -49,7 +50,7 @@ class ScheduledAllreduce : public Allreduce {
     std::size_t next = 0;  // step to post or being waited for
     bool posted = false;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    std::vector<float> scratch;  // receive buffer of reduce steps
+    HostFloats scratch;  // receive buffer of reduce steps
     int tag = 0;
     int ordinal = 0;  // its place among the operations started since the last wait_all (the bucket)
   };
@@ -67,7 +68,7 @@ class ScheduledAllreduce : public Allreduce {
   Traffic traffic_;
   // Receive buffers of finished operations, reused: a fresh allocation per operation costs page
   // faults and zeroing on every bucket (measured: a third of ring's bandwidth at 1 MiB).
-  std::vector<std::vector<float>> spare_;
+  std::vector<HostFloats> spare_;
 };
 
 }  // namespace hpcnn

@@ -33,9 +33,19 @@ bool is_root_rank() {
   return rank == 0;
 }
 
+// hpcnn runs threads beside the main one (the compute libraries' workers, the data loader, the
+// watchdog), and only the main thread calls MPI: MPI_THREAD_FUNNELED is the level that allows it.
+void init_mpi(int& argc, char**& argv, const char* program) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (provided < MPI_THREAD_FUNNELED && is_root_rank())
+    std::fprintf(stderr, "%s: warning: the MPI library grants thread level %d, below MPI_THREAD_FUNNELED (%d) that hpcnn's "
+                 "threads need; it may misbehave\n", program, provided, MPI_THREAD_FUNNELED);
+}
+
 int suite_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body) {
-  MPI_Init(&argc, &argv);
-  install_stop_handlers();  // after MPI_Init, which may install handlers of its own
+  init_mpi(argc, argv, program);
+  install_stop_handlers();  // after MPI_Init_thread, which may install handlers of its own
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;

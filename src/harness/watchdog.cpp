@@ -21,10 +21,41 @@ namespace {
 std::string request_path(const std::string& board) { return board + "/request"; }
 std::string answer_path(const std::string& board, int rank) { return board + "/rank-" + std::to_string(rank) + ".txt"; }
 
-// How long the rank that asked waits for the answers: long enough for every watchdog thread to
-// look (it looks every tick), short against the timeout.
-double grace_seconds(double timeout) { return std::clamp(timeout / 2, 1.0, 10.0); }
 double tick_seconds(double timeout) { return std::clamp(timeout / 10, 0.05, 1.0); }
+// How often a rank looks for a question on the board, a folder every rank sees (a parallel file
+// system's, on a cluster): every tick, but never more than kBoardLooksPerSecond looks a second
+// over the whole job, so that the metadata server's load does not grow with the rank count.
+constexpr double kBoardLooksPerSecond = 100;
+double board_interval(double timeout, int ranks) { return std::max(tick_seconds(timeout), ranks / kBoardLooksPerSecond); }
+// How long the rank that asked waits for the answers: long enough for every watchdog thread to
+// look (twice its interval), short against the timeout.
+double grace_seconds(double timeout, int ranks) {
+  return std::max(std::clamp(timeout / 2, 1.0, 10.0), 2 * board_interval(timeout, ranks) + 1);
+}
+
+// Answers on the board: one listing of the folder, not a look per rank.
+int count_answers(const std::string& board) {
+  int answers = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(board, ec)) {
+    const std::string name = entry.path().filename().string();
+    answers += name.rfind("rank-", 0) == 0 && name.ends_with(".txt");
+  }
+  return answers;
+}
+
+// "rank 3" or "ranks 3-7": consecutive ranks that say the same share one mention.
+std::string rank_span(int first, int last) {
+  return first == last ? "rank " + std::to_string(first) : "ranks " + std::to_string(first) + "-" + std::to_string(last);
+}
+void append_grouped(std::string& list, const std::vector<std::pair<int, std::string>>& items) {
+  for (std::size_t i = 0; i < items.size();) {
+    std::size_t j = i;
+    while (j + 1 < items.size() && items[j + 1].first == items[j].first + 1 && items[j + 1].second == items[i].second) ++j;
+    list.append(list.empty() ? "" : ", ").append(rank_span(items[i].first, items[j].first)).append(items[i].second);
+    i = j + 1;
+  }
+}
 
 void sleep_seconds(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
@@ -139,6 +170,9 @@ double Watchdog::Tracker::observe(bool now_active, std::uint64_t now_number) {
 
 void Watchdog::watch() {
   const auto tick = std::chrono::duration<double>(tick_seconds(settings_.timeout_s));
+  const auto look_every = std::chrono::duration<double>(board_interval(settings_.timeout_s, size_));
+  // The ranks look at the board at staggered moments, not all in the same tick.
+  auto next_look = std::chrono::steady_clock::now() + look_every * ((rank_ % 97) / 97.0);
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, tick, [this] { return stopping_; })) {
     const activity::Snapshot s = activity::snapshot();
@@ -148,7 +182,9 @@ void Watchdog::watch() {
       lock.unlock();
       fire(waited);  // does not return
     }
-    if (!answered_ && !settings_.board.empty() && access(request_path(settings_.board).c_str(), F_OK) == 0) answer();
+    if (answered_ || settings_.board.empty() || std::chrono::steady_clock::now() < next_look) continue;
+    next_look += std::chrono::duration_cast<std::chrono::steady_clock::duration>(look_every);
+    if (access(request_path(settings_.board).c_str(), F_OK) == 0) answer();
   }
 }
 
@@ -166,19 +202,17 @@ void Watchdog::fire(double waited) {
     std::filesystem::create_directories(settings_.board, ec);
     if (!answered_) answer();
     // The first rank to ask collects the answers and speaks for the job; the others wait for the
-    // abort it sends, and abort on their own only if it never comes.
+    // launcher to end the job when it exits, and end themselves only if that never comes.
     const int fd = open(request_path(settings_.board).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     asker = fd >= 0;
     if (fd >= 0) close(fd);
   }
-  const double grace = grace_seconds(settings_.timeout_s);
+  const double grace = grace_seconds(settings_.timeout_s, size_);
   if (asker) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace);
     while (std::chrono::steady_clock::now() < deadline && !settings_.board.empty()) {
-      int answers = 0;
-      for (int r = 0; r < size_; ++r) answers += access(answer_path(settings_.board, r).c_str(), F_OK) == 0 ? 1 : 0;
-      if (answers == size_) break;
-      sleep_seconds(0.1);
+      if (count_answers(settings_.board) >= size_) break;
+      sleep_seconds(std::max(0.1, size_ / kBoardLooksPerSecond / 10));
     }
   } else {
     sleep_seconds(2 * grace + 5);
@@ -186,9 +220,9 @@ void Watchdog::fire(double waited) {
   const std::string line = compose_line(waited + (asker ? grace : 0));
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
-  // MPI is not ours to call from this thread in THREAD_SINGLE; aborting is the exception every
-  // MPI library supports in practice, and the job is lost either way. Should it not return...
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  // No MPI from this thread (the library grants MPI_THREAD_FUNNELED: main thread only). A rank
+  // that exits without MPI_Finalize ends the job under mpirun, mpiexec (hydra) and srun alike;
+  // where a launcher lets the others run on, each ends itself when its own watchdog fires.
   _exit(1);
 }
 
@@ -198,30 +232,33 @@ std::string Watchdog::compose_line(double waited) {
                      fixed1(waited) + " s " + describe_wait(me.operation, me.call, me.bucket, me.peer);
   if (me.iteration >= 0) line += " at iteration " + std::to_string(me.iteration);
   line += ", longer than --timeout " + fixed1(settings_.timeout_s) + " s";
-  std::string missing, waiting;
+  // What every other rank answered; ranks that say the same are named together ("ranks 3-7 (...)").
+  std::vector<std::pair<int, std::string>> missing_items, waiting_items;
   for (int r = 0; r < size_ && !settings_.board.empty(); ++r) {
     if (r == rank_) continue;
     const Answer a = read_answer(answer_path(settings_.board, r));
-    std::string who = "rank " + std::to_string(r);
     if (!a.present) {
-      missing.append(missing.empty() ? "" : ", ").append(who + " (no answer: stopped, dead or cut off)");
+      missing_items.emplace_back(r, " (no answer: stopped, dead or cut off)");
     } else if (!a.waiting) {
-      std::string what = who + " (" + a.host + ": in " + (a.phase.empty() ? "set-up" : a.phase) + " for " +
+      std::string what = " (" + a.host + ": in " + (a.phase.empty() ? "set-up" : a.phase) + " for " +
                          fixed1(a.phase_seconds) + " s";
       if (a.iteration >= 0) what += " at iteration " + std::to_string(a.iteration);
-      missing.append(missing.empty() ? "" : ", ").append(what + ")");
+      missing_items.emplace_back(r, what + ")");
     } else {
-      std::string what = who;
+      std::string what;
       if (a.operation != me.operation || a.call != me.call || a.bucket != me.bucket)
-        what += " (" + a.host + ": " + describe_wait(a.operation, a.call, a.bucket, a.peer) + ")";
-      waiting.append(waiting.empty() ? "" : ", ").append(what);
+        what = " (" + a.host + ": " + describe_wait(a.operation, a.call, a.bucket, a.peer) + ")";
+      waiting_items.emplace_back(r, what);
     }
   }
+  std::string missing, waiting;
+  append_grouped(missing, missing_items);
+  append_grouped(waiting, waiting_items);
   if (settings_.board.empty()) line += "; the other ranks were not asked (no run folder)";
   if (!missing.empty()) line += "; not arrived: " + missing;
   else if (size_ > 1 && !settings_.board.empty()) line += "; every rank is waiting (a deadlock or a lost message)";
   if (!waiting.empty()) line += "; waiting too: " + waiting;
-  return line + "; aborting the job";
+  return line + "; ending the job";
 }
 
 }  // namespace hpcnn

@@ -4,13 +4,15 @@
 // what it is doing through small files in a folder every rank sees (the run's journal folder,
 // beside the results), prints ONE line naming the operation, the bucket and peer it waits for,
 // and the ranks that did not arrive (no answer: stopped, dead or cut off; or busy in a phase),
-// then aborts the whole job (MPI_Abort, exit status 1). A rank that never reaches the wait can
-// still answer, since the question is read by its watchdog thread, not by MPI.
+// then ends its process (exit status 1) without MPI, which ends the job: every launcher (mpirun,
+// hydra's mpiexec, srun) stops a job one of whose ranks exits without MPI_Finalize, and where one
+// lets the others run on, each ends itself when its own watchdog fires. A rank that never reaches
+// the wait can still answer, since the question is read by its watchdog thread, not by MPI.
 //
 // Why files and not MPI: the ranks that did not arrive are exactly the ones that cannot take part
-// in a collective, and MPI is initialized for one thread (MPI_THREAD_SINGLE) so that the
-// measurements see the library's fast path; the thread only reads the activity record, the
-// clock and the folder, and calls MPI only to abort.
+// in a collective, and MPI is initialized for MPI_THREAD_FUNNELED (only the main thread calls it),
+// so that the measurements see the library's fast path; this thread only reads the activity
+// record, the clock and the folder.
 #pragma once
 
 #include <mpi.h>

@@ -1,0 +1,74 @@
+// The `mpi` scheme in a simulation. Its buckets (MPI_Iallreduce in a real run): SimGrid's
+// MPI_Iallreduce is no model of a real MPI's (it sends every rank's whole buffer to every other
+// rank, and in SimGrid 3.32 it corrupts in-place sums of 64 KiB or more), so the simulator runs, on
+// hpcnn's own progress engine, the schedule Open MPI's libnbc chooses for hpcnn's call, an in-place
+// MPI_Iallreduce: a binomial-tree reduce to rank 0 followed by a binomial-tree broadcast, each of
+// the whole buffer (libnbc's allred_sched_diss). Its blocking run() (hpcnn-allreduce's call) is
+// SimGrid's MPI_Allreduce, whose algorithm smpirun chooses as Open MPI's tuned component does
+// (--cfg=smpi/coll-selector:ompi). docs/SIMULATION.md says so beside the results.
+#include "collectives/mpi_allreduce.hpp"
+
+#include "collectives/schedule.hpp"
+
+namespace hpcnn {
+
+namespace {
+
+// Rank `rank` of `size`: receive and add each partner's partial sum in the rounds this rank's
+// bit pattern keeps it, send its own up once, then receive the result from its parent and pass it
+// to its children.
+Schedule binomial_schedule(int rank, int size, std::size_t count) {
+  Schedule steps;
+  int rounds = 0;
+  while ((1 << rounds) < size) ++rounds;
+  for (int r = 1; r <= rounds; ++r) {
+    const int half = 1 << (r - 1);
+    if (rank % (1 << r) == 0) {
+      if (rank + half < size) {
+        Step s;
+        s.recv_peer = rank + half, s.recv_count = count, s.reduce = true;
+        steps.push_back(s);
+      }
+    } else {
+      Step s;
+      s.send_peer = rank - half, s.send_count = count;
+      steps.push_back(s);
+      break;
+    }
+  }
+  for (int r = 0; r < rounds && rank != 0; ++r)
+    if (rank >= (1 << r) && rank < (1 << (r + 1))) {
+      Step s;
+      s.recv_peer = rank - (1 << r), s.recv_count = count;
+      steps.push_back(s);
+    }
+  for (int r = 0; r < rounds; ++r)
+    if (rank < (1 << r) && rank + (1 << r) < size) {
+      Step s;
+      s.send_peer = rank + (1 << r), s.send_count = count;
+      steps.push_back(s);
+    }
+  return steps;
+}
+
+}  // namespace
+
+namespace {
+
+class SimulatedMpiAllreduce : public ScheduledAllreduce {
+ public:
+  explicit SimulatedMpiAllreduce(MPI_Comm comm) : ScheduledAllreduce(comm, binomial_schedule) { MPI_Comm_dup(comm, &comm_); }
+  ~SimulatedMpiAllreduce() override { MPI_Comm_free(&comm_); }
+  void run(float* data, std::size_t count) override {
+    MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_);
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+}  // namespace
+
+std::unique_ptr<Allreduce> make_mpi_allreduce(MPI_Comm comm) { return std::make_unique<SimulatedMpiAllreduce>(comm); }
+
+}  // namespace hpcnn

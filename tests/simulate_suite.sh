@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# hpcnn-simulate (SimGrid SMPI): every exchange scheme at 64 simulated nodes from a measured node.
+#  1. a node measured by hpcnn-train (LeNet-5, batch 42) is simulated at 1 and 64 nodes of a fat
+#     tree for ring, rhd, mpi, ps-sync and ps-async (4 servers): every point ok but the parameter
+#     servers' on one node (skipped: no worker left);
+#  2. the numbers hold together: one node's simulated step is the measured one (efficiency near 1);
+#     ring and rhd send the bandwidth-optimal 2(P-1)/P of the gradients per step and the binomial
+#     mpi its whole buffer per tree level; a simulated exchange alone (comm_s) agrees with the
+#     alpha-beta estimate (analytic_comm_s) within 35% for the allreduce schemes, whose costs the
+#     estimate models exactly but for link contention; the parameter servers are slower than ring
+#     at 64 nodes (the server's link is the bottleneck);
+#  3. hpcnn-summary shows the points (--table simulation) and plots them beside a measured point;
+#  4. bad input, one line and exit 2, no result file: a platform file that does not parse, a
+#     compute file without training phases, more nodes than the platform has, a simulation larger
+#     than this machine's memory.
+source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
+  echo "SKIP: this build has no simulator (configure found no SimGrid: Debian libsimgrid-dev)"; exit 77
+fi
+
+# 1. the node, then the simulations
+run ./hpcnn-train --model lenet5 --batch 42 --iters 20 --warmup 3 --threads 1 --output "$out/node" --quiet
+node=$(ls "$out"/node/*.h5)
+run timeout 600 ./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring,rhd,mpi,ps-sync,ps-async \
+  --ps-servers 4 --nodes 1,64 --topology fat-tree --link-gbps 10 --output "$out/sim" --quiet
+csv=$(./hpcnn-summary --format csv --columns exchange,nodes,workers,params,efficiency,bytes_sent,comm_s,analytic_comm_s,iter_median_s,status "$out/sim")
+echo "$csv"
+[ "$(grep -c ',ok$' <<<"$csv")" = 8 ] && [ "$(grep -c ',skipped$' <<<"$csv")" = 2 ] ||
+  { echo "FAIL: want 8 points ok and the 1-node ps-sync and ps-async skipped (4 servers leave no worker on 1 node)"; fail=1; }
+
+# 2. the numbers
+python3 - "$csv" <<'EOF' || fail=1
+import csv, io, math, sys
+rows = [r for r in csv.DictReader(io.StringIO(sys.argv[1])) if r['status'] == 'ok']
+bad = 0
+def check(ok, what):
+    global bad
+    print(('ok:   ' if ok else 'FAIL: ') + what)
+    bad += not ok
+get = lambda ex, n: next(r for r in rows if r['exchange'] == ex and r['nodes'] == str(n))
+params = float(rows[0]['params'])
+for ex in ('ring', 'rhd', 'mpi'):
+    e = float(get(ex, 1)['efficiency'])
+    check(0.9 < e < 1.1, f'{ex} at 1 node: efficiency {e:.3f} near 1')
+for ex in ('ring', 'rhd'):
+    r = get(ex, 64)
+    want = 2 * 63 / 64 * params * 4
+    check(abs(float(r['bytes_sent']) / want - 1) < 0.02, f"{ex} at 64 nodes sends {float(r['bytes_sent']):.4g} B a step, 2(P-1)/P of the gradients {want:.4g}")
+r = get('mpi', 64)
+check(abs(float(r['bytes_sent']) / (params * 4 * 6) - 1) < 0.02, f"mpi (binomial) at 64 nodes: rank 0 sends the whole buffer once per level (6): {float(r['bytes_sent']):.4g} B")
+for ex in ('ring', 'rhd', 'mpi'):
+    r = get(ex, 64)
+    sim, est = float(r['comm_s']), float(r['analytic_comm_s'])
+    check(abs(sim / est - 1) < 0.35, f'{ex} at 64 nodes: simulated exchange {sim:.4g} s vs alpha-beta {est:.4g} s')
+ring = float(get('ring', 64)['iter_median_s'])
+for ex in ('ps-sync', 'ps-async'):
+    check(float(get(ex, 64)['iter_median_s']) > ring, f'{ex} at 64 nodes slower than ring ({float(get(ex, 64)["iter_median_s"]):.4g} vs {ring:.4g} s)')
+sys.exit(1 if bad else 0)
+EOF
+
+# 3. hpcnn-summary: the simulation table by default, and a scaling plot with a measured point
+./hpcnn-summary "$out/sim" > "$out/table.txt"
+head -3 "$out/table.txt"
+grep -q 'analytic_comm_s' "$out/table.txt" && grep -q '^lenet5 *ring *fat-tree *64 ' "$out/table.txt" ||
+  { echo "FAIL: no simulation table"; cat "$out/table.txt"; fail=1; }
+if command -v gnuplot >/dev/null; then
+  run ./hpcnn-summary --table scaling --plot "$out/scaling.svg" "$out/sim" "$node"
+  [ -s "$out/scaling.svg" ] || { echo "FAIL: no scaling plot"; fail=1; }
+fi
+
+# 4. bad input
+error_lines='^hpcnn-'
+printf '<?xml version="1.0"?>\n<platform version="4.1">\n  <zone id="broken"\n</platform>\n' > "$out/broken.xml"
+expect_error 2 "--platform $out/broken.xml: SimGrid cannot load it" -- \
+  ./hpcnn-simulate --compute "$node" --batch 42 --nodes 2 --platform "$out/broken.xml"
+run ./hpcnn-allreduce --exchange ring --sizes 4K --iters 2 --warmup 1 --output "$out/allreduce" --quiet
+expect_error 2 "no training point of lenet5 at batch 42" -- \
+  ./hpcnn-simulate --compute "$(ls "$out"/allreduce/*.h5)" --batch 42 --nodes 2
+cat > "$out/four.xml" <<'EOF'
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="four" prefix="h" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="1us"/>
+  </zone>
+</platform>
+EOF
+expect_error 2 "has 4 hosts, --nodes 8 asked for" -- \
+  ./hpcnn-simulate --compute "$node" --batch 42 --nodes 8 --platform "$out/four.xml"
+expect_error 2 "more than the" -- ./hpcnn-simulate --compute "$node" --batch 42 --nodes 65536 --ranks-per-node 1024
+exit $fail
