@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real-data accuracy and epoch time: hpcnn-train --data against PyTorch with the same settings.
 
-The target of issue 5: lenet5 on Fashion-MNIST (1x28x28 padded to 32x32 with zero pixels, i.e.
+The target: lenet5 on Fashion-MNIST (1x28x28 padded to 32x32 with zero pixels, i.e.
 hpcnn's --image-size 32), batch 64, SGD lr 0.01 momentum 0.9, 3 epochs, 2 threads: hpcnn's test
 accuracy within 1 percentage point of PyTorch's and its epoch time at most PyTorch's.
 

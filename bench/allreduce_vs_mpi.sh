@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6 speed goals, measured side by side at -np 2 on this machine:
+# The speed goals of the exchange schemes, measured side by side at -np 2 on this machine:
 #   1. ring's bus bandwidth >= 0.9 x MPI_Allreduce's for every size >= 1 MiB (both from one
 #      hpcnn-allreduce run per repeat, interleaved per size; median busbw over the repeats);
 #   2. hpcnn-scale resnet18 (--exchange ring, default --bucket-mb) hides >= 50% of the

@@ -39,7 +39,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH_BENCH = os.path.join(HERE, "torch_bench.py")
 
-# The foundation issue's targets: hpcnn images/s over PyTorch images/s (dnnl, 2 threads, batch 64).
+# hpcnn's targets: hpcnn images/s over PyTorch images/s (dnnl, 2 threads, batch 64), against the
+# first --torch-python (docs/PERFORMANCE.md).
 TARGETS = {
     ("resnet18", "train"): 1.25,
     ("resnet50", "train"): 1.25,

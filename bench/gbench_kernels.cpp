@@ -1,4 +1,4 @@
-// Google Benchmark micro-benchmarks of the CPU kernels issue 3 is about (`make bench` builds it
+// Google Benchmark micro-benchmarks of the CPU compute libraries' kernels (`make bench` builds it
 // when configure found Google Benchmark; run bench/gbench_kernels [--benchmark_filter=...]):
 //   sgemm/<library>/<n>/<threads>          square SGEMM of every registered library
 //   conv_fwd|conv_bwd/<backend>/<shape>/<threads>  one resnet50-cifar convolution, batch 64,

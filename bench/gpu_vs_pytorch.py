@@ -56,7 +56,7 @@ from compare_pytorch import check_hpcnn_build, csv_list, fmt_num, log, median  #
 
 TORCH_GPU_BENCH = os.path.join(HERE, "torch_gpu_bench.py")
 
-# hpcnn images/s over PyTorch images/s, by mode (the GPU issue's targets; every point).
+# hpcnn's targets on the GPU: hpcnn images/s over PyTorch images/s, by mode (every point).
 TARGETS = {"train": 1.0, "infer": 1.1}
 # Batches per data set when --batches is not given.
 DEFAULT_BATCHES = {"imagenet": [64, 128], "cifar10": [128, 256]}

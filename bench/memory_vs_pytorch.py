@@ -12,7 +12,7 @@ peak RSS is the child's ru_maxrss from wait4 (what /usr/bin/time -v prints as "M
 set size"). With two batch sizes b1 < b2 the per-image slope (rss(b2) - rss(b1)) / (b2 - b1) is
 the activation and gradient memory per image, free of what does not grow with the batch
 (weights, optimizer state, libraries); the table gives it for every side and the ratio
-hpcnn / PyTorch (the issue's goal: <= 1). hpcnn's rows also show planned_activation_mib, the
+hpcnn / PyTorch (the goal: <= 1). hpcnn's rows also show planned_activation_mib, the
 executor's arena at the larger batch. Exit status 1 when a child fails.
 """
 import argparse

@@ -165,7 +165,7 @@ void result_corpus(const fs::path& corpus) {
   write_file(corpus / "two_points.h5",
              read_file(result_file(tmp, "b", {point("lenet5", 8, {2, 2}), point("resnet18", 16, {1, 1})})));
   write_file(corpus / "no_points.h5", read_file(result_file(tmp, "c", {})));
-  // The first byte of the checksum block changed: before issue 13 the file was read unchecked.
+  // The first byte of the checksum block changed: such a file must be refused, never read unchecked.
   Bytes unchecked = read_file(tmp / "a.h5");
   unchecked[0] = 'X';
   write_file(corpus / "header_byte_changed.h5", unchecked);
@@ -175,7 +175,7 @@ void result_corpus(const fs::path& corpus) {
 void result_regressions(const fs::path& fuzz) {
   const fs::path tmp = fs::temp_directory_path() / ("hpcnn-make-seeds-" + std::to_string(::getpid()));
   const fs::path regressions = fuzz / "regressions/result_file";
-  // Issue 13's hostile arrays, each with a recomputed checksum and with its block's magic broken.
+  // Hostile arrays, each with a recomputed checksum and with its block's magic broken.
   const struct {
     const char* name;
     std::vector<hsize_t> dims;

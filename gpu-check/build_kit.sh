@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# bench/gpu/build_kit.sh [KIT] -- run HERE, from the repository root: builds everything a lent
-# GPU machine needs for issue 7's checks into KIT (default .gpu, which git ignores through
-# .git/info/exclude; the device tool carries it with carry: [".gpu"]):
+# gpu-check/build_kit.sh [KIT] -- run on the build machine, from the repository root: builds
+# everything a GPU machine without MPI and HDF5 needs for the GPU checks into KIT (default .gpu,
+# which .gitignore leaves out; copy it to the GPU machine together with the checkout):
 #   KIT/build/         hpcnn-* and tests/test_* (stripped) of a CUDA-only build: configured
 #                      --without-dnnl --without-openblas --without-eigen --disable-native
 #                      CUDA_ARCH=${CUDA_ARCH:-90} (H100/H200), from a copy of the work tree
 #   KIT/mpi-runtime/   the Debian Open MPI / HDF5 run time (fetch_runtime.sh)
 # Then, on the GPU machine:
-#   source bench/gpu/runtime_env.sh .gpu/mpi-runtime
-#   bash bench/gpu/run_checks.sh .gpu/build "$OUT" all
+#   source gpu-check/runtime_env.sh .gpu/mpi-runtime
+#   bash gpu-check/run_checks.sh .gpu/build OUT all
 set -euo pipefail
 kit=${1:-.gpu}
 root=$(pwd)
@@ -34,5 +34,5 @@ for f in tests/test_backends tests/test_network tests/test_collectives tests/tes
   install -m 755 -s "$f" "$kit/build/$f"
 done
 cd "$root"
-bash bench/gpu/fetch_runtime.sh "$kit/mpi-runtime" "$src/hpcnn-train" "$src/hpcnn-scale" "$src/tests/test_collectives" >/dev/null
+bash "$root/gpu-check/fetch_runtime.sh" "$kit/mpi-runtime" "$src/hpcnn-train" "$src/hpcnn-scale" "$src/tests/test_collectives" >/dev/null
 echo "kit ready: $(du -sh "$kit" | cut -f1) in $kit (build/, mpi-runtime/)"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/gpu/fetch_runtime.sh DIR [BINARY...]
+# gpu-check/fetch_runtime.sh DIR [BINARY...]
 #
-# Run HERE (Debian 12, x86-64, where hpcnn was built), from the build tree.
-# Downloads into DIR the Debian .deb files that hpcnn's executables need at run
-# time on a machine that has no MPI and no HDF5 (the lent GPU machine): Open MPI
+# Run on the build machine (Debian 12, x86-64, where hpcnn was built), from the
+# build tree. Downloads into DIR the Debian .deb files that hpcnn's executables
+# need at run time on a machine that has no MPI and no HDF5 (a GPU machine): Open MPI
 # 4.1 (libopenmpi3, openmpi-bin, openmpi-common), PMIx (libpmix2), HDF5 and the
 # shared-library closure of all of that.  On the GPU machine,
-# `source bench/gpu/runtime_env.sh DIR` unpacks them into a private prefix.
+# `source gpu-check/runtime_env.sh DIR` unpacks them into a private prefix.
 #
 # How the list is made: starting from the executables (default: ./hpcnn-* and
 # ./tests/test_* in the current directory, or the BINARY arguments) and from

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# bench/gpu/run_checks.sh BUILD OUT [tests|bench|all] -- the GPU verification of issue 7, in one
-# command for a lent GPU machine (see bench/gpu/runtime_env.sh for the MPI/HDF5 run time there).
+# gpu-check/run_checks.sh BUILD OUT [tests|bench|all] -- the GPU verification in one command, for a
+# GPU machine without MPI (see gpu-check/runtime_env.sh for the MPI/HDF5 run time there).
 #   tests : the GPU variants of the backend and network tests (tests/test_* --gpu), the NCCL
 #           collective tests, a short hpcnn-train / hpcnn-infer smoke run in every precision and
 #           a fusion on/off comparison
-#   bench : E1/E3 side by side with PyTorch (bench/gpu_vs_pytorch.py), GPU memory vs batch (E2)
+#   bench : inference and training images/s against batch size side by side with PyTorch
+#           (bench/gpu_vs_pytorch.py: experiments E1 and E3, docs/EXPERIMENTS.md), with GPU memory
 #   all   : both
 # BUILD holds the executables and tests/ of a build configured with CUDA; OUT receives the logs.
-# Assumes the MPI run time is already in the environment (source bench/gpu/runtime_env.sh first).
+# Assumes the MPI run time is already in the environment (source gpu-check/runtime_env.sh first).
 set -uo pipefail
 build=${1:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
 out=${2:?usage: run_checks.sh BUILD OUT [tests|bench|all]}
 what=${3:-all}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 build=$(cd "$build" && pwd)
 mkdir -p "$out"
 step() { echo "=== $* ($(date +%T))"; }
@@ -53,8 +54,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  step "E1/E3 vs PyTorch"
-  python3 "$here/../gpu_vs_pytorch.py" --hpcnn-build "$build" --markdown --csv "$out/gpu_vs_pytorch.csv" \
+  step "inference and training against PyTorch (E1, E3)"
+  python3 "$root/bench/gpu_vs_pytorch.py" --hpcnn-build "$build" --markdown --csv "$out/gpu_vs_pytorch.csv" \
     --time-limit "${HPCNN_BENCH_SECONDS:-420}" ${HPCNN_BENCH_ARGS:-} 2>&1 | tee "$out/gpu_vs_pytorch.txt"
 fi
 step "done"

@@ -1,15 +1,15 @@
 # shellcheck shell=bash
-# bench/gpu/runtime_env.sh -- MPI/HDF5 run-time environment for hpcnn on a
-# machine that has neither (the lent GPU machine: Ubuntu-24.04-like image, no
-# network, no apt, run as root).  To be SOURCED from bash:
+# gpu-check/runtime_env.sh -- MPI/HDF5 run-time environment for hpcnn on a
+# machine that has neither (a GPU machine such as an Ubuntu-24.04-like image
+# with no network and no apt, run as root).  To be SOURCED from bash:
 #
-#     source bench/gpu/runtime_env.sh DIR [PREFIX]
+#     source gpu-check/runtime_env.sh DIR [PREFIX]
 #
-# DIR holds the Debian 12 .deb files made here by bench/gpu/fetch_runtime.sh;
+# DIR holds the Debian 12 .deb files made by gpu-check/fetch_runtime.sh;
 # PREFIX (default /opt/hpcnn-runtime) is where they are unpacked with `dpkg -x`
 # (never into /).  Unpacking is skipped when PREFIX already holds the same set of
 # .debs.  DIR may be given as "-" once PREFIX is unpacked.  For one-off commands
-# without touching the calling shell, use bench/gpu/with_runtime.
+# without touching the calling shell, use gpu-check/with_runtime.
 #
 # Design (why LD_LIBRARY_PATH can be exported globally without harming the
 # system's python3/PyTorch):
@@ -61,7 +61,7 @@
 # and curl/ssl/gnutls from the system; python3 (ssl, hashlib, ctypes, sqlite3)
 # still worked with the environment exported.  The same passed with
 # HPCNN_RUNTIME_ALL=1, with the system's libcurl/nghttp2/libssh2 hidden too
-# (the farm then took the kit's copies), through bench/gpu/with_runtime, and
+# (the farm then took the kit's copies), through gpu-check/with_runtime, and
 # under `set -euo pipefail` in the caller.  Without PMIX_PREFIX the PMIx
 # plugins are not found (mpirun prints a help-file error); without OPAL_PREFIX
 # a singleton fails in opal_init.  Not verifiable here: the GPU image itself
@@ -72,7 +72,7 @@
 _hpcnn_runtime_env() {
   local dir=${1:-} prefix=${2:-/opt/hpcnn-runtime}
   if [ -z "$dir" ]; then
-    echo "usage: source bench/gpu/runtime_env.sh DIR [PREFIX]   (DIR: the .debs of fetch_runtime.sh, or - if PREFIX is unpacked)" >&2
+    echo "usage: source gpu-check/runtime_env.sh DIR [PREFIX]   (DIR: the .debs of fetch_runtime.sh, or - if PREFIX is unpacked)" >&2
     return 2
   fi
   mkdir -p "$prefix" || return 1

@@ -2,7 +2,7 @@
 """Where PyTorch's GPU time goes in one ResNet training or inference step, by kernel family, to
 compare with `hpcnn-train --profile ops` (per operator kind) on the same GPU:
 
-    python3 bench/gpu/torch_profile.py [--model resnet50] [--batch 128] [--image 224]
+    python3 gpu-check/torch_profile.py [--model resnet50] [--batch 128] [--image 224]
         [--classes 1000] [--precision fp32|tf32|bf16] [--mode train|infer] [--iters 10]
 
 Kernels are grouped by name: convolution (cuDNN/CUTLASS conv and implicit-GEMM kernels),

@@ -15,6 +15,8 @@
 #   RUN_ID        name of the job's runs: step K of the script runs with --run-id RUN_ID-K --resume,
 #                 so that a requeued job skips every point it completed (default: $SLURM_JOB_ID;
 #                 outside Slurm none)
+#   HPCNN_SESSION a label the result files of one session record (an acceptance night: its rounds
+#                 are one run for hpcnn-summary --compare and --trend); passed on to every rank
 #   OUT           result folder (each script's default: results/<experiment>, relative to the
 #                 folder the job was submitted from). Every node writes there: it must be on a
 #                 file system all nodes see.
@@ -162,6 +164,8 @@ run_on() {
   [ -n "${SLURM_JOB_ID:-}" ] || [ -z "${HOSTFILE:-}" ] || per_node=1
   local envs=() e
   mapfile -t envs < <(step_threads_env "$per_node")
+  # The session label rank 0 records (hpcnn-summary's runs), wherever rank 0 runs.
+  [ -z "${HPCNN_SESSION:-}" ] || envs+=("HPCNN_SESSION=$HPCNN_SESSION")
   local cmd=("${words[@]}")
   # Open MPI's mpirun passes its environment on to remote ranks only when told.
   if [ $style = mpirun ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sync vs async convergence (issue 16; paper 000: "we did not explore the convergence and
+# Sync vs async convergence (ref. [1], docs/EXPERIMENTS.md: "we did not explore the convergence and
 # optimization aspects of the different update methods"): the same training with synchronous
 # allreduce (ring) and with an asynchronous parameter server (ps-async, one server rank more) at
 # 1, 2, 4 and 8 workers, test accuracy after every epoch, and the time to --target-accuracy

@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=02:00:00
-# E10 (paper 004 Tables X-XI): the compute library under the same training job. lenet5 on MNIST
+# E10 (ref. [5] Tables X-XI; docs/EXPERIMENTS.md):
+# the compute library under the same training job. lenet5 on MNIST
 # shapes trained with each CPU library at its default thread count ("unset"), with CPU user /
 # system / iowait / total % and memory average / maximum; then SGEMM GFLOP/s of each library for
 # reference. Works under Slurm (sbatch, launched with srun) and without (mpirun -np 1); see

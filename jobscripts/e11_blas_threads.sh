@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=04:00:00
-# E11 (paper 004 Table XII): the library's thread count. lenet5 trained with each CPU library at
+# E11 (ref. [5] Table XII; docs/EXPERIMENTS.md):
+# the library's thread count. lenet5 trained with each CPU library at
 # 1, 2, 4, ... up to the node's cores, and unset (the library's default), with CPU usage and
 # memory per row; the same thread counts for the convolution/fc layers and for SGEMM. Works under
 # Slurm (srun) and without (mpirun -np 1); see common.sh.

@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=48:00:00
-# E12 (paper 004 Tables II-V, XIII-XXI, Figs 2-5): hyper-parameters against accuracy and
+# E12 (ref. [5] Tables II-V, XIII-XXI, Figs 2-5; docs/EXPERIMENTS.md):
+# hyper-parameters against accuracy and
 # training/testing time, starting from the four frameworks' default MNIST settings (--preset, see
 # `hpcnn-train --preset list`); NaN accuracy where training diverges.
 # Slurm: sbatch jobscripts/e12_hyperparameters.sh; elsewhere: NP=1 jobscripts/e12_hyperparameters.sh

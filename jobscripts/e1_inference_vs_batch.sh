@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=01:00:00
-# E1 (paper 000 §4.4, Fig 3): inference images/s against batch size for ResNet-50 on CIFAR-10
+# E1 (ref. [1] §4.4, Fig 3; docs/EXPERIMENTS.md):
+# inference images/s against batch size for ResNet-50 on CIFAR-10
 # (3x32x32) and ImageNet (3x224x224) shapes, CPU on one thread and on all threads.
 # Run: sbatch jobscripts/e1_inference_vs_batch.sh   or   bash jobscripts/e1_inference_vs_batch.sh
 set -euo pipefail

@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=01:00:00
-# E2 (paper 000 §4.3, Fig 2): peak memory against batch size, ResNet-50 training on CIFAR-10.
+# E2 (ref. [1] §4.3, Fig 2; docs/EXPERIMENTS.md):
+# peak memory against batch size, ResNet-50 training on CIFAR-10.
 # Each batch size runs in its own process so the peak RSS belongs to that batch alone. On a GPU the
 # figure is the peak device memory of hpcnn's allocator (gpu_peak_mib) and the GPU's use at the end
 # (gpu_used_mib, cudaMemGetInfo), per precision.

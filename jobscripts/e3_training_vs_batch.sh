@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=02:00:00
-# E3 (paper 000 §4.5, Fig 4): training images/s against batch size on one device, ResNet-50 on
+# E3 (ref. [1] §4.5, Fig 4; docs/EXPERIMENTS.md):
+# training images/s against batch size on one device, ResNet-50 on
 # CIFAR-10 and ImageNet shapes; on one GPU too, in each precision, with energy per image (NVML).
 set -euo pipefail
 # sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.

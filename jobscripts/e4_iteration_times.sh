@@ -3,7 +3,8 @@
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
 #SBATCH --time=00:30:00
-# E4 (paper 000 §4.2, Fig 1): the time of every iteration, warm-up included (the first iterations
+# E4 (ref. [1] §4.2, Fig 1; docs/EXPERIMENTS.md):
+# the time of every iteration, warm-up included (the first iterations
 # are slower). Every suite stores warmup_time_s and iter_time_s per rank; this run keeps 128 timed
 # iterations after 10 warm-up ones and prints the spread.
 set -euo pipefail

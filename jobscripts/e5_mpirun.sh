@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# E5 (paper 000 §4.6.1, Fig 5): synchronous scaling over 1, 2, 4, 8 ranks (one device each),
+# E5 (ref. [1] §4.6.1, Fig 5; docs/EXPERIMENTS.md):
+# synchronous scaling over 1, 2, 4, 8 ranks (one device each),
 # ResNet-50, CIFAR-10 shapes, global batch 1024 (strong scaling). On GPUs (one rank per GPU, the
 # rank's GPU chosen by its local rank): BACKEND=cuda EXCHANGE=nccl,ring,mpi PRECISION=bf16; first a
 # --preflight that checks every rank's GPU, NCCL and CUDA-aware MPI. Default: CPU ranks, ring.

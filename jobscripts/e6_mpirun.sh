@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# E6 (paper 000 §4.6.2, Figs 6-7): multi-node scaling at 1, 2, 4, 8 ranks, synchronous (ring
+# E6 (ref. [1] §4.6.2, Figs 6-7; docs/EXPERIMENTS.md):
+# multi-node scaling at 1, 2, 4, 8 ranks, synchronous (ring
 # allreduce, ps-sync) against asynchronous (ps-async), ResNet-50 on CIFAR-10 shapes, batch 128 per
 # worker, with the 1-rank baseline for the linear-scaling line; then the batch-size effect at the
 # largest size. Plain mpirun on one machine or a host file: RANKS="1 2 4" HOSTFILE=hosts ./e6_mpirun.sh

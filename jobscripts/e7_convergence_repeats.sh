@@ -4,7 +4,8 @@
 #SBATCH --ntasks=1
 #SBATCH --exclusive
 #SBATCH --time=24:00:00
-# E7 (paper 000 §4.7, Fig 8): convergence on real data -- train and test accuracy per epoch and
+# E7 (ref. [1] §4.7, Fig 8; docs/EXPERIMENTS.md):
+# convergence on real data -- train and test accuracy per epoch and
 # the epoch time, ResNet on CIFAR-10, SGD lr 0.1, batch 128, 5 repeats with different seeds.
 # Slurm: sbatch jobscripts/e7_convergence_repeats.sh; elsewhere: NP=1 jobscripts/e7_convergence_repeats.sh
 #   DATA    CIFAR-10 binary folder or name (default cifar10: $HPCNN_DATA/cifar10, /usr/share/datasets/cifar10)

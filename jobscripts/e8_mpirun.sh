@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# E8 (paper 003 §IV-V, Figs 3-9, Table V) with mpirun: 3 workers + 1 parameter-server rank,
+# E8 (ref. [4] §IV-V, Figs 3-9, Table V; docs/EXPERIMENTS.md) with mpirun:
+# 3 workers + 1 parameter-server rank,
 # local batch 42, 10 epochs of CIFAR-10/100 per model, cached and read from the files, sync and
 # async; the steps and their settings (DATASETS, MODELS, EPOCHS, LOADING, ...) are in e8_steps.sh.
 # Quick local check at 4 ranks on Fashion-MNIST:

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# The steps of E8 (paper 003 §IV-V, Figs 3-9, Table V), sourced by e8_mpirun.sh and e8_slurm.sh
+# The steps of E8 (ref. [4] §IV-V, Figs 3-9, Table V; docs/EXPERIMENTS.md),
+# sourced by e8_mpirun.sh and e8_slurm.sh
 # after common.sh: allreduce vs parameter server sync vs async on CPUs, 3 workers with local batch
 # 42 for 10 epochs of CIFAR-10 and CIFAR-100 (50,000 / (3 x 42) -> 396 steps per epoch), every
 # model, each with the paper's two loading approaches: decoded samples cached (TensorFlow) and
@@ -67,7 +68,7 @@ e8_real_data() {
       done
     done
   done
-  # Paper 003 Figs 3-9 / Table V: per model, scheme and loading the phases of a step; then the
+  # Ref. [4] Figs 3-9 / Table V: per model, scheme and loading the phases of a step; then the
   # accuracy per epoch.
   "$HPCNN_BIN/hpcnn-summary" --table e8 --format markdown --columns "$e8_columns" "$OUT"
   "$HPCNN_BIN/hpcnn-summary" --table convergence --format markdown "$OUT"

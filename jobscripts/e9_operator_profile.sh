@@ -3,7 +3,8 @@
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
 #SBATCH --time=01:00:00
-# E9 (paper 003 Figs 5, 7, 10): time per operator (convolution, batch_norm, fully_connected,
+# E9 (ref. [4] Figs 5, 7, 10; docs/EXPERIMENTS.md):
+# time per operator (convolution, batch_norm, fully_connected,
 # tanh/relu and their _backward, weights_update) of the E8 models at local batch 42. --fusion off
 # keeps every layer its own operator, as the paper's profiles do (with fusion a ReLU is timed
 # inside the op before it: batch_norm_relu, add_relu, ...). LeNet-5 uses tanh, as the paper.

@@ -1,5 +1,5 @@
 # hpcnn_versions.m4: HPCNN_CHECK_VERSIONS, the versions of the libraries hpcnn is built and tested
-# with (issue 18): HDF5 1.10 to 1.14 (its C API and file format as hpcnn uses them), oneDNN 2.6
+# with: HDF5 1.10 to 1.14 (its C API and file format as hpcnn uses them), oneDNN 2.6
 # to 3.x (kernels/dnnl/compat.hpp handles the API change between them). configure stops with one line
 # naming the version found and the range, rather than a build failing (or, worse, succeeding)
 # somewhere else. Run after HPCNN_CHECK_HDF5 and HPCNN_CHECK_DNNL, with the flags they found.

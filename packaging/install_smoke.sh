@@ -2,9 +2,10 @@
 # install_smoke.sh: checks an installed hpcnn from a scratch folder outside the install and the
 # build tree, with the install's bin/ not on PATH (`make installcheck`; tests/install_tree.sh).
 #   install_smoke.sh --prefix P [--prefix P2] --bindir D --pkgdatadir D --mandir D --docdir D --version V
-#                    [--mpiexec LAUNCHER] [--not-from DIR]... [--library-prefix DIR]...
+#                    --programs "hpcnn-train ..." [--mpiexec LAUNCHER] [--not-from DIR]... [--library-prefix DIR]...
 # (P: the install's prefix, which the module files name, and P2 the configured one, which the
-# executables' provenance records; the folders: where the files are, with DESTDIR)
+# executables' provenance records; the folders: where the files are, with DESTDIR; --programs:
+# the executables the build installs, its bin_PROGRAMS)
 # Checks: --version/--help of every executable, a tiny hpcnn-train run read back by hpcnn-summary,
 # an installed job script (allreduce_sweep.sh, one rank) that must find the installed executables
 # by itself, the man pages (groff without warnings, every option of --help in them), the module
@@ -23,7 +24,7 @@ mpiexec=mpirun
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefixes+=("$2") ;; --bindir) bindir=$2 ;; --pkgdatadir) pkgdatadir=$2 ;; --mandir) mandir=$2 ;; --docdir) docdir=$2 ;;
-    --version) version=$2 ;; --not-from) not_from+=("$2") ;; --mpiexec) mpiexec=$2 ;;
+    --version) version=$2 ;; --not-from) not_from+=("$2") ;; --mpiexec) mpiexec=$2 ;; --programs) programs=$2 ;;
     --library-prefix) library_prefixes+=("$2") ;;
     *) echo "install_smoke.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$mpiexec" ] || mpiexec=mpirun   # configure found no launcher: try mpirun
 : "${prefixes[0]:?--prefix missing}" "${bindir:?--bindir missing}" "${pkgdatadir:?}" "${mandir:?}" "${docdir:?}" "${version:?}"
-programs="hpcnn-train hpcnn-infer hpcnn-scale hpcnn-allreduce hpcnn-blas hpcnn-summary"
+: "${programs:?--programs missing (bin_PROGRAMS of the build)}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hpcnn-installcheck.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -111,9 +112,10 @@ else
 fi
 lua=$(command -v lua lua5.4 lua5.3 lua5.2 lua5.1 2>/dev/null | head -n 1)
 if [ -n "$lua" ]; then
-  got=$("$lua" -e 'function help() end function whatis() end function conflict() end
+  # The file's path through the environment: Lua 5.1 sets no `arg` for -e code (5.2 on do).
+  got=$(HPCNN_MODULE_FILE="$mf/$version.lua" "$lua" -e 'function help() end function whatis() end function conflict() end
     function prepend_path(v, d) print(v .. "=" .. d) end function setenv(v, d) print(v .. "=" .. d) end
-    dofile(arg[1])' "$mf/$version.lua" 2>&1)
+    dofile(os.getenv("HPCNN_MODULE_FILE"))' 2>&1)
   [[ "$got" == *"PATH=$bindir"* && "$got" == *"HPCNN_JOBSCRIPTS=$pkgdatadir/jobscripts"* ]] &&
     ok "Lua module file runs under $lua" || failed "Lua module file under $lua: $got"
 else

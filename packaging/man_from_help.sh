@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# man_from_help.sh PROGRAM: prints the man page of an hpcnn executable, made from its own --help
+# man_from_help.sh PROGRAM "ALL PROGRAMS": prints the man page of an hpcnn executable, made from its own --help
 # and --version output, so that `man hpcnn-train` says exactly what `hpcnn-train --help` says
 # (every option, its default and [list] flag) and cannot drift from the option tables.
 #   --help's layout (src/harness/options.cpp): "usage: NAME ARGS", description paragraphs, then
 #   option lines "  --opt ARG   text", then optional sections "title:" whose lines are shown as
 #   they are (hpcnn-summary's tables and fields), and an optional "exit status: ..." line.
+#   SEE ALSO names the other executables of ALL PROGRAMS (the build's bin_PROGRAMS).
 # Used by the build (packaging/Makefile.inc); exit 1 with one line if PROGRAM gives no help.
 set -euo pipefail
-[ $# = 1 ] || { echo "usage: ${0##*/} PROGRAM" >&2; exit 2; }
-program=$1
+[ $# = 2 ] || { echo "usage: ${0##*/} PROGRAM 'ALL PROGRAMS'" >&2; exit 2; }
+program=$1 all_programs=$2
 # The executables call MPI_Init before reading their options: Open MPI refuses root without these
 # (build containers); other MPIs ignore them.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -23,7 +24,7 @@ default_exit_status='0|every point ran (ok, diverged or skipped: see each point'
 75|stopped by SIGTERM, SIGINT or SIGUSR1 (time limit, preemption): the completed points are in the result file; rerun with --run-id ID --resume
 128+N|a second stop signal N while the first was handled'
 
-printf '%s\n' "$help" | awk -v version="$version" -v exit_table="$default_exit_status" '
+printf '%s\n' "$help" | awk -v version="$version" -v exit_table="$default_exit_status" -v all_programs="$all_programs" '
   # roff escapes: backslashes first, then ASCII hyphens (\- keeps options copy-pastable), a break
   # point after each comma (long value lists), and a leading dot or quote would be taken for a request.
   function esc(s,   c) { gsub(/\\/, "\\e", s); gsub(/-/, "\\-", s); gsub(/,/, ",\\:", s); c = substr(s, 1, 1); if (c == "." || c == "\047") s = "\\&" s; return s }
@@ -75,8 +76,8 @@ printf '%s\n' "$help" | awk -v version="$version" -v exit_table="$default_exit_s
       for (i = 1; i <= n; i++) { split(rows[i], f, "|"); print ".TP"; print "\\fB" esc(f[1]) "\\fR"; print esc(f[2]) }
     }
     section("SEE ALSO")
-    split("hpcnn-train hpcnn-infer hpcnn-scale hpcnn-allreduce hpcnn-blas hpcnn-summary", all, " ")
-    see = ""; for (i = 1; i <= 6; i++) if (all[i] != prog) see = see (see == "" ? "" : ",\n") "\\fB" esc(all[i]) "\\fR(1)"
+    n = split(all_programs, all, " ")
+    see = ""; for (i = 1; i <= n; i++) if (all[i] != prog) see = see (see == "" ? "" : ",\n") "\\fB" esc(all[i]) "\\fR(1)"
     print see
     print ".PP"
     print "FAILURES.md (exit statuses, resuming), RESULTS.md (result files), CLUSTER.md (Slurm job scripts) and"

@@ -1,4 +1,4 @@
-// hpcnn-train --preset: the framework defaults of paper 004, and the command-line expansion of
+// hpcnn-train --preset: the framework defaults of ref. [5] (docs/EXPERIMENTS.md), and the command-line expansion of
 // --preset and --repeat (accuracy_suite.hpp).
 #include <cstdlib>
 #include <string>
@@ -10,7 +10,7 @@
 namespace hpcnn {
 
 const std::vector<AccuracyPreset>& accuracy_presets() {
-  // Paper 004, Tables II and III (optimizer, base learning rate, batch size, iterations) and IV-V
+  // Ref. [5], Tables II and III (optimizer, base learning rate, batch size, iterations) and IV-V
   // (the default nets, mapped onto the zoo's lenet5 with the activation the framework uses).
   // Epochs = iterations x batch / training images, rounded to whole epochs.
   static const std::vector<AccuracyPreset> list = {

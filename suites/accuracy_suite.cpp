@@ -1,4 +1,4 @@
-// Real-data training with accuracy (issue 5). One sweep point = one training run of `epochs`
+// Real-data training with accuracy. One sweep point = one training run of `epochs`
 // epochs: the training set is sharded over the ranks and reshuffled every epoch (data/sampler.hpp),
 // batches come from the background loader (data/batch_loader.hpp), gradients of several ranks are
 // averaged (weighted by their batch sizes, so a short last batch counts right), and after every
@@ -26,10 +26,12 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
+#include "base/median.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
 #include "harness/main_wrapper.hpp"
-#include "harness/optimizer.hpp"
+#include "engine/optimizer.hpp"
 #include "harness/provenance.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
@@ -55,7 +57,7 @@ std::vector<OptionSpec> accuracy_options() {
       {"epochs", OptType::Int, true, "1", "LIST", "training epochs (each value a sweep point)", {}, 1, 1e7},
       {"seed", OptType::Int, true, "1", "LIST", "seeds of initialization, shuffling and augmentation (each a point)", {}, 0, 9.0e18},
       {"repeat", OptType::Int, false, "1", "N", "run every point with N seeds: --seed S becomes S,S+1,...,S+N-1", {}, 1, 1000},
-      {"preset", OptType::String, false, "", "NAME", "framework default settings of paper 004 (see --list); options given win"},
+      {"preset", OptType::String, false, "", "NAME", "framework default settings of the framework comparison ref. [5] (docs/EXPERIMENTS.md; see --list); options given win"},
       {"eval-every", OptType::Int, false, "0", "N", "also evaluate the test set every N optimizer steps (0: after each epoch only)", {}, 0, 1e12},
       {"lr-schedule", OptType::Choice, false, "constant", "NAME",
        "constant; step: x0.1 every --lr-step epochs; cosine: half cosine to 0 over all steps", "constant|step|cosine"},
@@ -74,7 +76,7 @@ std::vector<OptionSpec> accuracy_options() {
 void print_list() {
   print_model_list();
   print_data_sets();
-  std::printf("presets (--preset NAME; paper 004 Tables II-V; options given on the command line win):\n");
+  std::printf("presets (--preset NAME; ref. [5] Tables II-V, docs/EXPERIMENTS.md; options given on the command line win):\n");
   for (const AccuracyPreset& p : accuracy_presets()) {
     std::string settings;
     for (const auto& [k, v] : p.settings) settings.append(" --").append(k).append(" ").append(v);
@@ -355,12 +357,10 @@ EpochSeries AccuracyRun::train() {
   return s;
 }
 
-// Test-only fault injection: HPCNN_TEST_KILL_AFTER_CHECKPOINTS=N kills rank 0 with SIGKILL once it
-// has written N checkpoints (tests/resume_training.sh).
+// Test-only: HPCNN_TEST_KILL_AFTER_CHECKPOINTS (base/fault_injection.hpp).
 void maybe_kill_after_checkpoint() {
-  static int written = 0;
-  static const char* spec = std::getenv("HPCNN_TEST_KILL_AFTER_CHECKPOINTS");
-  if (spec && std::atoi(spec) == ++written) raise(SIGKILL);
+  static long written = 0;
+  inject_kill_after("CHECKPOINTS", ++written);
 }
 
 // Rank 0 writes what every rank needs to continue: the parameters, optimizer state and series
@@ -443,12 +443,6 @@ EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
   return at;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 
 
@@ -494,7 +488,7 @@ void set_epoch_fields(Record& r, const EpochSeries& s, std::size_t train_size) {
   r.set("train_acc", s.train_acc.back());
   r.set("test_loss", s.test_loss.back());
   r.set("test_acc", s.test_acc.back());
-  r.set("epoch_s", median_of(s.epoch_time));
+  r.set("epoch_s", median(s.epoch_time));
   r.set("test_s", s.test_time.back());
   r.set("train_time_s", train_total);
   r.set("load_wait_s", wait_total);
@@ -586,6 +580,7 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
   def.live_columns = {"model", "backend", "dataset", "batch", "lr", "optimizer", "epochs", "seed",
                       "train_acc", "test_acc", "epoch_s", "test_s"};
   def.print_list = print_list;
+  def.default_table = [](const Options&) { return std::string("accuracy"); };
   def.validate = [](const Options& o) {
     validate_model_names(o);
     data::locate_dataset(o.str("data"));  // a missing data set is a usage error, before any work

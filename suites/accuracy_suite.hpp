@@ -1,7 +1,8 @@
 // hpcnn-train on real data (--data): epoch-based training with train and test loss and accuracy
 // per epoch, epoch and test time, sweeps over batch, lr, epochs, optimizer and seeds (--repeat),
-// divergence recorded per point, and --preset for the framework defaults of paper 004
-// (Tables II-V). src/suites/hpcnn-train.cpp dispatches here when the command line asks for real data.
+// divergence recorded per point, and --preset for the framework defaults of ref. [5]
+// (docs/EXPERIMENTS.md; Tables II-V). suites/hpcnn-train.cpp dispatches here when the command
+// line asks for real data.
 #pragma once
 
 #include <string>
@@ -16,7 +17,7 @@ bool wants_accuracy_suite(int argc, char** argv);
 // Collective over MPI_COMM_WORLD; call inside suite_main(). Returns the exit status.
 int run_accuracy_suite(const char* program, int argc, char** argv);
 
-// A framework's default MNIST or CIFAR-10 training settings (paper 004 Tables II-V), mapped onto
+// A framework's default MNIST or CIFAR-10 training settings (ref. [5] Tables II-V), mapped onto
 // the model zoo: option -> value pairs added to the command line unless given there.
 struct AccuracyPreset {
   const char* name;    // "caffe-mnist"

@@ -16,11 +16,13 @@
 #include "collectives/message_buffer.hpp"
 #include "collectives/mpi_cuda.hpp"
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
 #include "harness/main_wrapper.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
+#include "harness/timed_count.hpp"
 
 namespace hpcnn {
 
@@ -142,6 +144,7 @@ struct AllreducePoint {
   bool out_of_place = false;  // --placement out: separate send and receive buffers
   std::uint64_t seed = 1;
   int warmup = 0, iters = 0;
+  double min_time = 0;  // --min-time: iters grows until the timed calls add up to this
   bool check = true;
 };
 
@@ -155,13 +158,15 @@ AllreducePoint allreduce_point(const PointSettings& s) {
   ap.seed = static_cast<std::uint64_t>(s.integer("seed"));
   ap.warmup = static_cast<int>(s.integer("warmup"));
   ap.iters = static_cast<int>(s.integer("iters"));
+  ap.min_time = s.real("min-time");
   ap.check = !s.flag("no-check");
   return ap;
 }
 
-// Times of the timed runs; `data` gets the last run's result and, out of place, `sent` the send
-// buffer as the runs left it (it must still be the input). Set-up failures (no GPU, NCCL refusing
-// the placement) fail the point on every rank alike.
+// Times of the timed runs (--iters of them, more under --min-time: the count is decided from the
+// warm-up calls, or the first timed one without warm-up); `data` gets the last run's result and,
+// out of place, `sent` the send buffer as the runs left it (it must still be the input). Set-up
+// failures (no GPU, NCCL refusing the placement) fail the point on every rank alike.
 std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<float>& input, std::vector<float>& data,
                                    std::vector<float>& sent, MPI_Comm comm) {
   std::unique_ptr<MessageBuffer> buffer, send;
@@ -180,9 +185,10 @@ std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<f
     error = PointError::from(e);
   }
   agree_on_failure(comm, error);
-  std::vector<double> times;
+  std::vector<double> times, early;  // early: every call until the count is decided
   if (send) send->fill(input);  // out of place: the input stays where it is for every run
-  for (int k = 0; k < ap.warmup + ap.iters; ++k) {
+  int count = ap.iters;
+  for (int k = 0; k < ap.warmup + count; ++k) {
     // In place: restore the input before every run (untimed), so the last run's output is checkable.
     if (!send) buffer->fill(input);
     activity::set_phase("allreduce", k + 1);
@@ -195,8 +201,20 @@ std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<f
       allreduce->run_out_of_place(send->data(), buffer->data(), ap.count);
     else
       allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
+    inject_slowdown(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     const auto t1 = std::chrono::steady_clock::now();
-    if (k >= ap.warmup) times.push_back(std::chrono::duration<double>(t1 - t0).count());
+    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    if (k >= ap.warmup) times.push_back(seconds);
+    if (k + 1 == std::max(ap.warmup, 1) && ap.min_time > 0) {
+      early.push_back(seconds);
+      // The first call pays for set-up (connections, registration): left out when there are more.
+      const auto from = early.size() > 1 ? early.begin() + 1 : early.begin();
+      double sum = 0;
+      for (auto it = from; it != early.end(); ++it) sum += *it;
+      count = timed_count(ap.iters, ap.min_time, sum / static_cast<double>(early.end() - from), comm);
+    } else if (k + 1 < ap.warmup) {
+      early.push_back(seconds);
+    }
   }
   allreduce.reset();
   buffer->read(data);  // device memory: copied back for the check
@@ -214,18 +232,14 @@ std::int64_t count_wrong(const AllreducePoint& ap, std::vector<float>& data, con
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  // Test-only: HPCNN_TEST_CORRUPT_ELEMENT=i damages element i of the result on the last rank,
-  // HPCNN_TEST_CORRUPT_SEND=i that of the send buffer (--placement out), so the tests can see the
-  // checks below fail (tests/scale_suite.sh, tests/allreduce_protocol.sh).
-  if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_ELEMENT"); e && rank == size - 1) {
-    const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
-    if (i < ap.count) data[i] += 1.0f;
-  }
+  // Test-only: HPCNN_TEST_CORRUPT_ELEMENT and _SEND (base/fault_injection.hpp) damage an element
+  // of the result, or of the send buffer, on the last rank, so the tests can see the checks below
+  // fail (tests/scale_suite.sh, tests/allreduce_protocol.sh).
+  if (const long i = injected_corruption("ELEMENT"); i >= 0 && rank == size - 1 && static_cast<std::size_t>(i) < ap.count)
+    data[static_cast<std::size_t>(i)] += 1.0f;
   std::vector<float> send_after = sent;
-  if (const char* e = std::getenv("HPCNN_TEST_CORRUPT_SEND"); e && rank == size - 1) {
-    const auto i = static_cast<std::size_t>(std::strtoull(e, nullptr, 10));
-    if (i < send_after.size()) send_after[i] += 1.0f;
-  }
+  if (const long i = injected_corruption("SEND"); i >= 0 && rank == size - 1 && static_cast<std::size_t>(i) < send_after.size())
+    send_after[static_cast<std::size_t>(i)] += 1.0f;
   // Validation, outside the timed loop: every element against the locally computed exact sum.
   std::int64_t wrong = 0;
   worst = 0;
@@ -266,6 +280,9 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   ResultPoint out;
   out.arrays.push_back(gather_series("iter_time_s", times, comm));
   if (rank != 0) return out;
+  // The call's time per iteration is its slowest rank's (every call starts after a barrier): the
+  // distribution acceptance verdicts read (iter_p5_s), beside OSU's average below.
+  set_iteration_fields(out.record, slowest_rank_stats(out.arrays.back()));
   const double avg = tsum / size;
   const double algbw = avg > 0 ? static_cast<double>(ap.bytes) / avg * 1e-9 : 0.0;
   Record& r = out.record;
@@ -277,8 +294,9 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   r.set("iter_sync", std::string("barrier"));
   r.set("ranks", std::int64_t{size});
   r.set("size_bytes", ap.bytes);
-  r.set("iters", std::int64_t{ap.iters});
+  r.set("iters", static_cast<std::int64_t>(times.size()));
   r.set("warmup", std::int64_t{ap.warmup});
+  r.set("min_time_s", ap.min_time);
   r.set("seed", static_cast<std::int64_t>(ap.seed));
   r.set("time_avg_us", avg * 1e6);
   r.set("time_min_us", tmin * 1e6);
@@ -337,6 +355,7 @@ int run_allreduce_suite(int argc, char** argv) {
                       "algbw_gbs", "busbw_gbs", "wrong"};
   def.table_preamble = std::string("# ") + kProtocol + "\n# " + kBusBwRule + "\n";
   def.print_list = print_list;
+  def.default_table = [](const Options&) { return std::string("allreduce"); };
   def.validate = validate;
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions&, const PointPlace&) {
     return run_point(allreduce_point(PointSettings(o, p)), comm, wrong_total);

@@ -18,6 +18,7 @@
 #include "kernels/registry.hpp"
 #include "engine/cpu_backend.hpp"
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
 #include "engine/models.hpp"
 #include "base/rng.hpp"
 #include "suites/fp32_peak.hpp"
@@ -26,6 +27,8 @@
 #include "harness/single_op.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
+#include "harness/timed_count.hpp"
+#include "harness/training_loop.hpp"
 #include "kernels/gemm/conv_lowering.hpp"
 #include "engine/sgemm.hpp"
 
@@ -35,7 +38,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 const char* const kProgram = "hpcnn-blas";
-// Time budget of one GEMM point's timed calls: at least 5 calls, at most --iters.
+// Time budget of one GEMM point's timed calls without --min-time: at least 5 calls, at most --iters.
 constexpr double kGemmPointSeconds = 3.0;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -173,6 +176,7 @@ struct BlasPoint {
   int m = 0, n = 0, k = 0;      // --sweep gemm: C[M][N] += A[M][K] B[K][N]
   std::uint64_t seed = 1;
   int iters = 0, warmup = 0;
+  double min_time = 0;  // --min-time (gemm and layers sweeps)
 };
 
 BlasPoint blas_point(const PointSettings& s, const std::string& sweep) {
@@ -184,6 +188,7 @@ BlasPoint blas_point(const PointSettings& s, const std::string& sweep) {
   bp.seed = static_cast<std::uint64_t>(s.integer("seed"));
   bp.iters = static_cast<int>(s.integer("iters"));
   bp.warmup = static_cast<int>(s.integer("warmup"));
+  bp.min_time = s.real("min-time");
   return bp;
 }
 
@@ -246,12 +251,17 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   std::vector<double> calls;
   const auto start = Clock::now();
   int count = iters;
+  const int decide_at = std::min(4, iters - 1);  // after the first (up to) 5 calls
   for (int i = 0; i < count; ++i) {
     const auto t0 = Clock::now();
     lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
+    inject_slowdown(since(t0));
     calls.push_back(since(t0));
-    if (i == 4) {  // enough calls to fill the time budget, agreed over ranks
-      const double per_call = since(start) / 5;
+    if (i != decide_at) continue;
+    const double per_call = since(start) / (i + 1);
+    if (bp.min_time > 0) {  // at least --iters calls and --min-time seconds
+      count = timed_count(iters, bp.min_time, per_call, comm);
+    } else if (i == 4) {  // --iters at most, as many as fill the time budget, agreed over ranks
       int want = std::clamp(static_cast<int>(kGemmPointSeconds / std::max(per_call, 1e-9)), 5, iters);
       MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, comm);
       count = want;
@@ -270,6 +280,7 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   r.set("size", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   r.set("iters", std::int64_t{count});
   r.set("warmup", std::int64_t{warmup});
+  r.set("min_time_s", bp.min_time);
   r.set("seed", static_cast<std::int64_t>(seed));
   r.set("sec_per_iter", st.median);
   r.set("iter_median_s", st.median);
@@ -339,7 +350,8 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const BlasPoint& bp) {
   SingleOp op(be, node, l.in, l.data_grad, bp.seed, 0.05f);
   const int warmup = bp.warmup, iters = bp.iters;
   std::vector<double> fwd, bwd;
-  for (int i = 0; i < warmup + iters; ++i) {
+  double timed = 0;  // --min-time: this rank's timed seconds so far (only medians leave the rank)
+  for (int i = 0; i < warmup + iters || (timed < bp.min_time && i - warmup < kMaxTimedIterations); ++i) {
     auto t0 = Clock::now();
     op.forward();
     be.synchronize();
@@ -351,6 +363,7 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const BlasPoint& bp) {
     if (i < warmup) continue;
     fwd.push_back(f);
     bwd.push_back(b);
+    timed += f + b;
   }
   LayerTimes t;
   t.forward_s = compute_stats(fwd).median;
@@ -460,7 +473,7 @@ int run_blas_suite(int argc, char** argv) {
   SuiteDef def;
   def.program = kProgram;
   def.summary =
-      "CPU compute libraries (paper 004 Tables X-XII): SGEMM GFLOP/s per library (--sweep gemm), the\n"
+      "CPU compute libraries (experiments E10, E11: ref. [5] Tables X-XII, docs/EXPERIMENTS.md): SGEMM GFLOP/s per library (--sweep gemm), the\n"
       "conv and fc layers of a model (--sweep layers), or training runs with CPU usage and memory\n"
       "(--sweep model), over --backend x --threads; `hpcnn-summary --table blas` shows the table.";
   def.options = blas_options(kind);
@@ -472,6 +485,7 @@ int run_blas_suite(int argc, char** argv) {
     def.live_columns = {"model", "backend", "batch", "threads", "sec_per_iter", "gflops", "cpu_user_pct",
                         "cpu_sys_pct", "cpu_total_pct", "mem_avg_mib", "mem_max_mib"};
   def.print_list = print_list;
+  def.default_table = [](const Options&) { return std::string("blas"); };
   def.validate = validate;
   def.run_point = [](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
                       const PointPlace&) {

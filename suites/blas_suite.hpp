@@ -1,4 +1,4 @@
-// hpcnn-blas: the CPU compute-library study of paper 004 (Tables X-XII). Three sweeps, each the
+// hpcnn-blas: the CPU compute-library study of ref. [5] (Tables X-XII; docs/EXPERIMENTS.md). Three sweeps, each the
 // cartesian product of its list options (the shared sweep machinery of suite_runner.hpp):
 //   --sweep gemm    SGEMM GFLOP/s per library (openblas, eigen, dnnl, ...) x --threads x --sizes
 //   --sweep layers  forward and backward time and GFLOP/s of every distinct convolution and fully

@@ -1,5 +1,6 @@
-// hpcnn-blas: CPU compute libraries and their thread counts (paper 004 Tables X-XII): SGEMM per
-// library, the conv/fc layers of a model, and training runs with CPU usage and memory.
+// hpcnn-blas: CPU compute libraries and their thread counts (ref. [5] Tables X-XII,
+// docs/EXPERIMENTS.md): SGEMM per library, the conv/fc layers of a model, and training runs with
+// CPU usage and memory.
 #include "suites/blas_suite.hpp"
 #include "harness/main_wrapper.hpp"
 

@@ -38,7 +38,7 @@ std::vector<OptionSpec> model_options(Mode mode) {
       {"fusion", OptType::Choice, true, "on", "LIST",
        "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, and in inference a batch "
        "norm is folded into the conv before it, where the backend can (dnnl, cuda); off: every layer its own "
-       "operator (the per-layer profile of E9)",
+       "operator (as the per-operator profiles of ref. [4] do: experiment E9, docs/EXPERIMENTS.md)",
        "on|off"},
       {"memory-plan", OptType::Choice, true, "on", "LIST",
        "on: activations and gradients share one arena, a buffer reused once its value is dead (liveness over the "
@@ -58,6 +58,10 @@ std::vector<OptionSpec> timing_options() {
   return {
       {"iters", OptType::Int, false, "100", "N", "timed iterations per point", {}, 1, 1e9},
       {"warmup", OptType::Int, false, "10", "N", "untimed warm-up iterations per point", {}, 0, 1e9},
+      {"min-time", OptType::Float, false, "0", "S",
+       "time every point for at least S seconds: more timed iterations than --iters where they add up to less (the "
+       "count that ran is the point's iters; 0: exactly --iters)",
+       {}, 0, 86400},
       {"seed", OptType::Int, false, "1", "N", "seed of initialization and synthetic data", {}, 0, 9.0e18},
   };
 }
@@ -96,7 +100,7 @@ void validate_model_names(const Options& o) {
     const BackendInfo* info = backend_registry().find(b);
     if (!info) throw UsageError("--backend: unknown backend '" + b + "' (available: " + backend_registry().names() + ")");
     // Every --threads x --backend pair, here rather than in the point: a count the library cannot
-    // honour is the user's mistake (exit 2), not a failed measurement (issue 3).
+    // honour is the user's mistake (exit 2), not a failed measurement.
     for (const std::string& t : o.values("threads"))
       if (t != "default") check_thread_limit(*info, std::stoi(t));
     // GPU-only settings, before any work: every point of the sweep combines every backend with them.
@@ -144,6 +148,7 @@ ModelPoint model_point(const PointSettings& s, Mode mode) {
   mp.classes = ds.classes;
   mp.iters = static_cast<int>(s.integer("iters"));
   mp.warmup = static_cast<int>(s.integer("warmup"));
+  mp.min_time = s.real("min-time");
   return mp;
 }
 
@@ -251,6 +256,7 @@ void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const 
 void set_iteration_settings(Record& r, const ModelPoint& mp) {
   r.set("iters", std::int64_t{mp.iters});
   r.set("warmup", std::int64_t{mp.warmup});
+  r.set("min_time_s", mp.min_time);
 }
 
 void set_optimizer_fields(Record& r, const ModelPoint& mp) {

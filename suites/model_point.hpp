@@ -16,7 +16,7 @@
 #include "engine/models.hpp"
 #include "engine/network.hpp"
 #include "engine/op.hpp"
-#include "harness/optimizer.hpp"
+#include "engine/optimizer.hpp"
 #include "harness/options.hpp"
 #include "harness/sweep.hpp"
 #include "results/record.hpp"
@@ -48,6 +48,7 @@ struct ModelPoint {
   bool memory_plan = true;   // --memory-plan (NetworkOptions::memory_plan)
   Activation act = Activation::Relu;  // --act (lenet5)
   int iters = 0, warmup = 0;
+  double min_time = 0;  // --min-time: the timed iterations add up to at least this (iters is then what ran)
   std::uint64_t seed = 1;
   // Training: the optimizer, and its settings as given (the record keeps them unrounded).
   OptimizerSettings optimizer;

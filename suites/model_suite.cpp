@@ -11,7 +11,7 @@
 #include "engine/backend.hpp"
 #include "engine/network.hpp"
 #include "harness/cpu_usage.hpp"
-#include "harness/op_cost.hpp"
+#include "engine/op_cost.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
 #include "harness/rank_series.hpp"
@@ -44,8 +44,21 @@ std::vector<OptionSpec> model_suite_options(Mode mode) {
 
 namespace {
 
-// The stated tolerance of the phase check: phases must add up to the iteration time within 2%.
-constexpr double kPhaseTolerance = 0.02;
+// The stated tolerance of the phase check: phases must add up to the iteration time within 2%, in
+// all but 1% of the timed iterations (a rank descheduled between two clock reads of an iteration
+// is the machine, not the harness; a phase the harness does not measure misses in every one).
+constexpr double kPhaseTolerance = 0.02, kPhaseMissShare = 0.01;
+
+// Timed iterations (over every rank) whose phases miss the iteration time by more than the tolerance.
+std::int64_t phase_misses(const PhaseArrays& a) {
+  std::int64_t misses = 0;
+  for (std::size_t k = 0; k < a.iter.data.size(); ++k) {
+    const double total = a.iter.data[k];
+    const double sum = a.load.data[k] + a.forward.data[k] + a.backward.data[k] + a.comm_wait.data[k] + a.update.data[k];
+    misses += total > 0 && std::fabs(total - sum) / total > kPhaseTolerance;
+  }
+  return misses;
+}
 
 // A point of hpcnn-train / hpcnn-infer: the model point and how often to measure it.
 struct MeasuredPoint {
@@ -234,7 +247,10 @@ PointError run_pass(const MeasuredPoint& point, Backend& backend, const Graph& g
   agree_on_failure(comm, setup);
   std::optional<LocalUpdate> sync;
   if (train) sync.emplace(*optimizer);
-  const LoopSettings settings{mp.mode, mp.warmup, mp.iters, true, comm, true};
+  LoopSettings settings{mp.mode, mp.warmup, mp.iters, true, comm, true};
+  // --min-time decides the first pass's count; the repeats and the profiled pass run as many
+  // (run_point), so that every pass's series has the same length.
+  if (pass == 0) settings.min_time = mp.min_time;
   TrainingLoop loop(backend, settings, sync ? &*sync : nullptr);
   const long per_pass = mp.warmup + mp.iters;
   PassObserver observer(*net, backend, profiled, pass * per_pass, passes * per_pass, mp.batch * double(size), rank == 0);
@@ -289,7 +305,10 @@ void set_timing_fields(Record& r, const PhaseArrays& phases, const Array& peak_r
   r.set("peak_rss_mib", peak);
   r.set("other_s", other_median(phases));
   r.set("phase_gap_max", phase_gap);
-  r.set("phase_check", std::string(phase_gap <= kPhaseTolerance ? "ok" : "failed"));
+  const std::int64_t misses = phase_misses(phases);
+  r.set("phase_gap_iters", misses);
+  const bool ok = static_cast<double>(misses) <= std::max(1.0, kPhaseMissShare * static_cast<double>(phases.iter.data.size()));
+  r.set("phase_check", std::string(ok ? "ok" : "failed"));
 }
 
 // The executor's activation and gradient bytes (every rank allocates the same).
@@ -394,7 +413,7 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const MeasuredPoint point = measured_point(o, p, suite.mode);
+  MeasuredPoint point = measured_point(o, p, suite.mode);
   const ModelPoint& mp = point.mp;
   std::optional<Graph> graph;  // a model that does not fit the image size fails this point only
   std::unique_ptr<Backend> backend;
@@ -409,8 +428,11 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   agree_on_failure(comm, setup);
   const long passes = point.repeats + (point.profile_ops ? 1 : 0);
   RankTimes t;
-  for (long pass = 0; pass < passes; ++pass)  // agree after every pass, so all ranks stop together
+  for (long pass = 0; pass < passes; ++pass) {  // agree after every pass, so all ranks stop together
     agree_on_failure(comm, run_pass(point, *backend, *graph, comm, pass == point.repeats, pass, passes, t));
+    // The count --min-time decided (agreed over the ranks) is the point's iters from now on.
+    if (pass == 0) point.mp.iters = static_cast<int>(t.phases.iter.size());
+  }
 
   const GatheredTimes g = gather_times(t, point.profile_ops, mp.iters, comm);
   ResultPoint out;
@@ -453,6 +475,7 @@ int run_model_suite(const ModelSuite& suite, int argc, char** argv) {
   def.live_columns = {"model", "backend", "dataset", "batch", "threads", "ranks", "mode",
                       "img_per_s", "iter_median_s", "iter_p95_s", "gflops"};
   def.print_list = print_model_list;
+  def.default_table = [](const Options&) { return std::string("throughput"); };
   def.validate = validate_model_names;
   def.run_point = [&suite](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,
                       const PointPlace&) {

@@ -106,6 +106,50 @@ std::vector<std::string> check_gpu(Row& row) {
 }
 
 
+// Columns of a gathered row.
+enum Column { kRank, kHost, kLocal, kGpu, kGpuName, kBusId, kNccl, kAware, kBackends };
+
+// "0-3" for 0,1,2,3; "0,2" otherwise (the values as they came, duplicates dropped).
+std::string joined_values(const std::vector<std::string>& values) {
+  std::vector<std::string> distinct;
+  for (const std::string& v : values)
+    if (std::find(distinct.begin(), distinct.end(), v) == distinct.end()) distinct.push_back(v);
+  bool numbers = !distinct.empty();
+  for (std::size_t i = 0; i < distinct.size() && numbers; ++i)
+    numbers = distinct[i].find_first_not_of("0123456789") == std::string::npos && !distinct[i].empty() &&
+              (i == 0 || std::stol(distinct[i]) == std::stol(distinct[i - 1]) + 1);
+  if (numbers && distinct.size() > 1) return distinct.front() + "-" + distinct.back();
+  constexpr std::size_t kShown = 4;  // a node's GPUs; more would only widen the table
+  std::string text;
+  for (std::size_t i = 0; i < distinct.size() && i < kShown; ++i) text.append(i ? "," : "").append(distinct[i]);
+  if (distinct.size() > kShown) text.append(",+").append(std::to_string(distinct.size() - kShown));
+  return text;
+}
+
+// Consecutive ranks on one host whose findings agree (the GPU they were given aside) share a row:
+// the table has a row per host, not per rank, however many ranks a job has.
+std::vector<std::vector<std::string>> grouped(const std::vector<std::vector<std::string>>& rows) {
+  auto same = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    for (Column c : {kHost, kGpuName, kNccl, kAware, kBackends})
+      if (a[c] != b[c]) return false;
+    return true;
+  };
+  std::vector<std::vector<std::string>> out;
+  for (std::size_t first = 0; first < rows.size();) {
+    std::size_t last = first;
+    while (last + 1 < rows.size() && same(rows[first], rows[last + 1])) ++last;
+    std::vector<std::string> row = rows[first];
+    for (Column c : {kRank, kLocal, kGpu, kBusId}) {
+      std::vector<std::string> values;
+      for (std::size_t r = first; r <= last; ++r) values.push_back(rows[r][c]);
+      row[c] = joined_values(values);
+    }
+    out.push_back(std::move(row));
+    first = last + 1;
+  }
+  return out;
+}
+
 void print_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(kHeader.size());
   for (std::size_t c = 0; c < kHeader.size(); ++c) {
@@ -156,7 +200,7 @@ int run_preflight(const Options& o, MPI_Comm comm) {
   int failed = row.failure.empty() ? 0 : 1, any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
   if (rank == 0) {
-    print_table(rows);
+    print_table(grouped(rows));
     std::string first_failure, first_missing;
     for (std::size_t r = 0; r < failures.size(); ++r) {
       const std::string who = std::string("rank ").append(std::to_string(r)).append(": ");

@@ -450,10 +450,10 @@ std::vector<OptionSpec> scale_data_options() {
       {"epochs", OptType::Int, true, "1", "LIST", "with --data: training epochs (each value a sweep point)", {}, 1, 1e7},
       {"sharding", OptType::Choice, true, "shard", "LIST",
        "with --data: shard: each worker its disjoint shard of a shared per-epoch permutation; whole: each worker its "
-       "own permutation of the whole set, 1/workers of it per epoch (paper 003's asynchronous TensorFlow)",
+       "own permutation of the whole set, 1/workers of it per epoch (the asynchronous TensorFlow workers of ref. [4])",
        "shard|whole"},
       {"preset", OptType::String, false, "", "NAME",
-       "framework default settings of paper 004 as in hpcnn-train --preset (names: hpcnn-train --preset list); "
+       "framework default settings of ref. [5] as in hpcnn-train --preset (names: hpcnn-train --preset list); "
        "options given win"},
       {"target-accuracy", OptType::Float, false, "", "PERCENT",
        "with --data: record the time to accuracy, the training time until the test accuracy first reaches PERCENT",

@@ -1,8 +1,9 @@
-// hpcnn-scale --data: data-parallel training on a real data set over an exchange scheme (issue 16,
-// paper 003's E8). Workers are world ranks 0..W-1 (parameter servers, the last ranks, hold no
-// data). Each epoch every worker takes floor(n / (B x W)) full batches (data/sampler.hpp's
-// worker_batches): its disjoint shard of one shared permutation (--sharding shard), or 1/W of its
-// own permutation of the whole set (--sharding whole, paper 003's asynchronous TensorFlow).
+// hpcnn-scale --data: data-parallel training on a real data set over an exchange scheme (experiment
+// E8 of docs/EXPERIMENTS.md: allreduce against parameter server on real data files). Workers are
+// world ranks 0..W-1 (parameter servers, the last ranks, hold no data). Each epoch every worker
+// takes floor(n / (B x W)) full batches (data/sampler.hpp's worker_batches): its disjoint shard of
+// one shared permutation (--sharding shard), or 1/W of its own permutation of the whole set
+// (--sharding whole, ref. [4]'s asynchronous TensorFlow).
 // Samples come from the in-memory decoded set when --cache is given, else every batch is read
 // from the files (data/sample_files.hpp) and decoded again, so load_s is real I/O + decode.
 // After every epoch the whole test set is evaluated in inference mode with worker 0's weights,

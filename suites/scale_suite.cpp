@@ -20,6 +20,7 @@
 
 #include "collectives/exchange.hpp"
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
 #include "engine/network.hpp"
 #include "harness/main_wrapper.hpp"
 #include "harness/rank_series.hpp"
@@ -110,6 +111,14 @@ void validate(const Options& o) {
   }
   if (o.flag("baseline") && o.has("baseline-file"))
     throw UsageError("--baseline and --baseline-file: give one of them");
+  if (o.real("min-time") > 0) {
+    // The parameter servers serve an agreed number of steps, set before the first: they cannot
+    // follow workers that go on until a time is reached.
+    for (const std::string& e : o.values("exchange"))
+      if (find_exchange(e).parameter_server)
+        throw UsageError("--min-time with --exchange " + e + ": parameter servers serve a fixed number of steps (--iters)");
+    if (scale_wants_data(o)) throw UsageError("--min-time: --data points train for --epochs, not for a time");
+  }
   if (scale_wants_data(o)) {
     // A missing data set is a usage error before any work; so is scratch space too small for every
     // rank of this node to decompress gzip files it reads samples from (without --cache).
@@ -129,19 +138,9 @@ void validate(const Options& o) {
   }
 }
 
-// Test-only fault injection: HPCNN_TEST_EXIT_AT=RANK:ITER makes that world rank leave abruptly
-// (_exit, no MPI_Finalize) at the start of that iteration, as a crashed node would. The test
-// (tests/scale_suite.sh) checks that the job then ends with an error instead of hanging.
-void maybe_exit_for_test(int world_rank, int iteration) {
-  static const char* spec = std::getenv("HPCNN_TEST_EXIT_AT");
-  if (!spec) return;
-  int r = -1, k = -1;
-  if (std::sscanf(spec, "%d:%d", &r, &k) == 2 && r == world_rank && k == iteration) {
-    std::fprintf(stderr, "hpcnn-scale: rank %d exits at iteration %d (HPCNN_TEST_EXIT_AT)\n", r, k);
-    std::fflush(stderr);
-    _exit(3);
-  }
-}
+// Test-only: HPCNN_TEST_EXIT_AT (base/fault_injection.hpp): a rank that leaves abruptly, as a
+// crashed node would; tests/scale_suite.sh checks that the job then ends with an error.
+void maybe_exit_for_test(int world_rank, int iteration) { inject_exit_at("hpcnn-scale", world_rank, iteration); }
 
 
 
@@ -226,8 +225,9 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
   // an agreed number of steps, the first server decides and each worker learns it from its
   // weights (Exchange::stop_agreed): after the same step (ps-sync) or its next one (ps-async).
   const bool all_workers = exchange && !sp.scheme->parameter_server;
-  const LoopSettings settings{Mode::Train, mp.warmup, mp.iters, false,
-                              all_workers ? exchange->workers() : MPI_COMM_NULL, all_workers};
+  LoopSettings settings{Mode::Train, mp.warmup, mp.iters, false, all_workers ? exchange->workers() : MPI_COMM_NULL,
+                        all_workers};
+  settings.min_time = mp.min_time;  // validate(): never with parameter servers
   TrainingLoop loop(backend, settings, sync.get());
   WorkerObserver observer(exchange);
   const PointError error =
@@ -333,7 +333,7 @@ void set_overlap_fields(Record& r, const PhaseArrays& phases, double isolated_co
 }
 
 
-ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libraries,
+ResultPoint run_point(ScalePoint sp, MPI_Comm comm, LibraryVersions& libraries,
                       std::map<std::string, double>& baselines) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -349,6 +349,9 @@ ResultPoint run_point(const ScalePoint& sp, MPI_Comm comm, LibraryVersions& libr
   if (exchange->is_worker()) t = train(sp, *backend, graph, buckets, exchange.get(), rank);
   else exchange->serve();
   if (!t.interrupted.empty()) agree_on_failure(comm, {PointStatus::Interrupted, t.interrupted});
+  // --min-time: the timed steps that ran (the same on every worker: they agree every step; without
+  // it, and on parameter servers, --iters).
+  if (exchange->is_worker() && sp.mp.min_time > 0) sp.mp.iters = static_cast<int>(t.phases.iter.size());
   // Servers have none; a diverged worker makes the point `diverged` on every rank.
   agree_on_failure(comm, t.diverged.empty() ? PointError{} : PointError{PointStatus::Diverged, t.diverged});
 
@@ -528,6 +531,7 @@ int run_scale_suite(int argc, char** argv) {
   def.live_columns = {"model", "exchange", "exchange_memory", "ranks", "workers", "batch", "global_batch", "img_per_s",
                       "efficiency", "comm_wait_s", "overlap", "iter_median_s"};
   def.print_list = print_list;
+  def.default_table = [](const Options& o) { return std::string(scale_wants_data(o) ? "e8" : "scaling"); };
   def.validate = validate;
   std::unique_ptr<LoadedData> loaded;  // --data: read once, shared by every point
   def.run_point = [&](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,

@@ -5,13 +5,18 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/errors.hpp"
 #include "harness/options.hpp"
+#include "results/reference_runs.hpp"
 #include "results/report.hpp"
 #include "results/isolated_read.hpp"
 #include "results/result_file.hpp"
@@ -41,17 +46,18 @@ const std::vector<OptionSpec>& summary_options() {
         {"where", OptType::String, false, "", "F=V,...", "only rows whose fields have these values (all must hold)"},
         {"by", OptType::String, false, "", "F,...", "sort (and so group) the rows by these fields, in order"},
         {"plot", OptType::String, false, "", "FILE.png|FILE.svg",
-         "also draw the table with gnuplot (throughput, scaling, breakdown, accuracy, convergence)"},
+         "also draw the table with gnuplot (the tables below that say so)"},
         {"compare", OptType::String, false, "", "BASELINE",
          "compare with the runs in BASELINE (file or directory); exit 1 on a regression"},
         {"tolerance", OptType::String, false, "", "[METRIC=]FRACTION",
-         "band of --compare for METRIC (or every metric), e.g. img_per_s=10% or 0.1; overrides the band from "
-         "the reference's spread (repeatable)"},
+         "threshold of --compare for METRIC (or every metric), e.g. busbw_gbs=50% or 0.1: a change within it "
+         "passes however significant; with one run a side, the band itself"},
         {"tolerance-floor", OptType::String, false, "5%", "FRACTION",
-         "narrowest band of --compare: a band from the reference's spread is never below it"},
+         "smallest threshold of --compare: smaller changes pass however significant; a one-run band from the "
+         "reference's spread is never below it"},
         {"metric", OptType::String, false, "", "FIELD",
-         "figure --compare checks (repeatable; default: img_per_s, else busbw_gbs, else gflops, plus test_acc; times "
-         "are lower-is-better)"},
+         "figure --compare checks (default: img_per_s, else busbw_gbs, else gflops, plus test_acc; times are "
+         "lower-is-better)"},
         {"junit", OptType::String, false, "", "FILE",
          "with --compare or --trend: also write the verdicts as JUnit XML to FILE"},
         {"trend", OptType::Int, false, "", "N",
@@ -61,6 +67,25 @@ const std::vector<OptionSpec>& summary_options() {
          {}, 3, 1000},
         {"ignore-outliers", OptType::Flag, false, "", "",
          "with --compare or --trend: outlier iterations in a point are not a failure (noisy shared machines)"},
+        {"alpha", OptType::Float, false, "0.05", "P",
+         "with --compare: the chance, over all points together, that an unchanged system gets a REGRESSION verdict "
+         "(Holm-adjusted run-level test; needs several reference runs)",
+         {}, 1e-9, 0.5},
+        {"unstable-above", OptType::String, false, "25%", "FRACTION",
+         "with --compare or --stability: a point whose runs spread so much that only a change beyond FRACTION could "
+         "be detected is UNSTABLE (neither a pass nor a failure)"},
+        {"min-runs", OptType::Int, false, "1", "K",
+         "with --compare or --stability: every reference point must have at least K runs (exit 2 otherwise)", {}, 1,
+         1000},
+        {"at", OptType::Choice, false, "p5", "STAT",
+         "with --compare, --trend or --stability: the iteration time rates are judged at: p5 (the same work over "
+         "the 5th-percentile iteration: the speed of the undisturbed iterations, which interference moves far "
+         "less than the median) or median (the figures as the tables show them)",
+         "p5|median"},
+        {"stability", OptType::Flag, false, "", "",
+         "instead of a table: how steady each point is over the runs given (a reference to bless): its run-to-run "
+         "spread, the smallest change a new run could be shown to differ by, UNSTABLE points and the reference runs "
+         "or iterations that would steady them; exit 2 when the runs mix builds or machines or lack points"},
         {"help", OptType::Flag, false, "", "", "print this help and the available fields, then exit"},
         {"version", OptType::Flag, false, "", "", "print the version, then exit"},
         {"files", OptType::String, false, "", "FILE|DIR", "result files, or folders searched for *.h5"},
@@ -86,6 +111,9 @@ struct Config {
   std::vector<std::string> metrics;  // empty: each point's default_metrics()
   Tolerances tolerances;
   std::size_t trend = 0;  // --trend N; 0: no trend
+  std::size_t min_runs = 1;  // --min-runs
+  RateAt at = RateAt::P5;    // --at
+  bool stability = false;
 };
 
 const TablePreset& table_named(const std::string& name) {
@@ -130,6 +158,13 @@ Config config_from(const Options& o) {
       c.metrics.push_back(m);
     }
   c.tolerances.ignore_outliers = o.flag("ignore-outliers");
+  c.tolerances.alpha = o.real("alpha");
+  c.tolerances.unstable_above = parse_tolerance(o.str("unstable-above"));
+  c.min_runs = static_cast<std::size_t>(o.integer("min-runs"));
+  c.at = parse_rate_at(o.str("at"));
+  c.stability = o.flag("stability");
+  if (c.stability && (o.has("compare") || o.has("trend")))
+    throw UsageError("--stability looks at one set of runs: not with --compare or --trend");
   if (o.has("trend")) {
     c.trend = static_cast<std::size_t>(o.integer("trend"));
     if (o.has("compare")) throw UsageError("--trend and --compare: choose one (--trend judges each run by the runs before it)");
@@ -153,7 +188,7 @@ void print_help() {
   std::printf("\ntables (for --table):\n");
   for (const TablePreset& p : table_presets()) {
     std::printf("  %-16s %s\n", p.name, p.help);
-    std::printf("  %-16s columns: %s\n", "", p.columns);
+    std::printf("  %-16s columns: %s%s\n", "", p.columns, p.plot ? "; --plot draws it" : "");
   }
   std::printf("\nfields (for --columns):\n");
   for (const Field& f : fields()) {
@@ -161,12 +196,15 @@ void print_help() {
     std::printf("  %-16s %-6s %s%s\n", f.name, type_name(f.type), f.help, unit.c_str());
   }
   std::printf("\nexit status: 0 ok, 1 a file could not be read or none was found, or --compare found a failure "
-              "(regression, bad status, point missing on either side), 2 bad command line\n");
+              "(regression, bad status, point missing on either side; UNSTABLE is not a failure), 2 bad command line or an "
+              "unusable reference (missing, without result files, mixing builds or machines, fewer than --min-runs runs)\n");
 }
 
 // Every result file under `paths`. A file that cannot be read gets one line on stderr (naming it)
 // and status 1; the others are still read. Every file is untrusted: it is parsed in a child
-// process (isolated_read.hpp), so one that hangs or crashes HDF5 cannot take the others down. RuntimeError when there is no file at all.
+// process (isolated_read.hpp), so one that hangs or crashes HDF5 cannot take the others down; as
+// many children at a time as this machine has cores, so a folder's damaged files cost their time
+// limit once, not one after the other. RuntimeError when there is no file at all.
 std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& status) {
   std::vector<std::string> files = find_result_files(paths);
   if (files.empty()) {
@@ -174,25 +212,47 @@ std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& sta
     for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
     throw RuntimeError("no result files (*.h5) found in " + where);
   }
+  std::vector<std::optional<ResultRun>> read(files.size());
+  std::vector<std::string> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto reader = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        read[i] = read_result_file_isolated(files[i]);
+      } catch (const RuntimeError& e) {
+        errors[i] = e.what();  // names the file
+      }
+    }
+  };
+  const std::size_t jobs = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, files.size());
+  std::vector<std::thread> threads;
+  for (std::size_t j = 1; j < jobs; ++j) threads.emplace_back(reader);
+  reader();
+  for (std::thread& t : threads) t.join();
   std::vector<ResultRun> runs;
-  for (const std::string& file : files) {
-    try {
-      runs.push_back(read_result_file_isolated(file));
-    } catch (const RuntimeError& e) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (read[i]) {
+      runs.push_back(std::move(*read[i]));
+    } else {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());  // names the file
+      std::fprintf(stderr, "%s: error: %s\n", kProgram, errors[i].c_str());
       status = 1;
     }
   }
   return runs;
 }
 
-// The preset's rows of the runs, filtered and sorted as asked.
+// Every row carries its run: the session of its result file (HPCNN_SESSION when it was written: an
+// acceptance night or blessed run, whose rounds share it), and --compare and --trend take the best
+// of a point's rows in one run. Files without a session are runs of their own.
 std::vector<Record> rows_of(const TablePreset& table, const std::vector<const ResultRun*>& runs, const Config& config) {
   std::vector<Record> records;
   for (const ResultRun* run : runs)
     for (Record& row : preset_rows(table, *run))
-      if (row_matches(row, config.where)) records.push_back(std::move(row));
+      if (row_matches(row, config.where)) {
+        if (!run->provenance.session.empty()) row.set("run", run->provenance.session);
+        records.push_back(std::move(row));
+      }
   sort_rows(records, config.by);
   return records;
 }
@@ -213,26 +273,47 @@ std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> tables
   return groups;
 }
 
-// --compare: the verdict table of every point and metric (verdict.hpp), and --junit; 1 when any
-// verdict is a failure (regression, status, a point missing on either side) or nothing matched.
-int compare_with_baseline(const Config& config, const TablePreset& table, const std::vector<Record>& records) {
-  int status = 0;
+// --compare's reference, read and checked before anything is printed: a reference that is missing,
+// holds no result file, mixes builds or machines, or has fewer than --min-runs runs of a point is
+// a usage error (exit 2). Its rows are those of `table`, filtered as the run's.
+std::vector<Record> reference_rows(const Config& config, const TablePreset& table, int& status) {
+  std::error_code ec;
+  if (!std::filesystem::exists(config.compare, ec))
+    throw UsageError("--compare: no reference '" + config.compare + "' (no such file or folder)");
+  if (find_result_files({config.compare}).empty())
+    throw UsageError("--compare: the reference '" + config.compare + "' holds no result file (*.h5)");
   const std::vector<ResultRun> runs = read_runs({config.compare}, status);
   std::vector<const ResultRun*> all;
   for (const ResultRun& run : runs) all.push_back(&run);
-  const std::vector<Record> baseline = rows_of(table, all, config);
-  const std::vector<PointVerdict> verdicts = compare_points(baseline, records, config.metrics, config.tolerances);
+  check_one_origin(all, "the reference " + config.compare);
+  std::vector<Record> rows = rows_of(table, all, config);
+  check_run_counts(rows, config.min_runs, false, "the reference " + config.compare);
+  rates_at(rows, config.at);
+  return rows;
+}
+
+// --compare: the verdict table of every point and metric (verdict.hpp), and --junit; 1 when any
+// verdict is a failure (regression, status, a point missing on either side) or nothing matched.
+int compare_with_baseline(const Config& config, const std::vector<Record>& baseline, const std::vector<Record>& records) {
+  int status = 0;
+  std::vector<Record> now = records;
+  rates_at(now, config.at);
+  const std::vector<PointVerdict> verdicts = compare_points(baseline, now, config.metrics, config.tolerances);
   std::fflush(stdout);
-  std::printf("\n# verdicts against %s\n%s", config.compare.c_str(), verdict_table(verdicts).c_str());
-  std::size_t failures = 0, compared = 0;
+  std::printf("\n# verdicts against %s (rates at the %s iteration time, --at)\n%s", config.compare.c_str(),
+              config.at == RateAt::P5 ? "5th-percentile" : "median", verdict_table(verdicts).c_str());
+  std::size_t failures = 0, compared = 0, unstable = 0;
   for (const PointVerdict& v : verdicts) {
     failures += is_failure(v.verdict);
     compared += v.reference && v.now;
+    unstable += v.verdict == Verdict::Unstable;
   }
-  std::printf("compare: %zu verdicts, %zu failures, %zu points with figures on both sides\n", verdicts.size(), failures,
-              compared);
+  std::printf("compare: %zu verdicts, %zu failures, %zu unstable, %zu points with figures on both sides\n",
+              verdicts.size(), failures, unstable, compared);
   for (const PointVerdict& v : verdicts)
     if (is_failure(v.verdict)) std::printf("failure: %s\n", v.message().c_str());
+  for (const PointVerdict& v : verdicts)
+    if (v.verdict == Verdict::Unstable) std::printf("unstable: %s\n", v.message().c_str());
   if (!config.junit.empty()) {
     std::fflush(stdout);
     write_junit(config.junit, verdicts);
@@ -240,6 +321,39 @@ int compare_with_baseline(const Config& config, const TablePreset& table, const 
   }
   if (failures > 0 || verdicts.empty()) status = 1;
   return status;
+}
+
+// --stability: how steady every point is over the runs given (reference_runs.hpp); exit 2 when
+// the runs are not one reference (mixed builds or machines, a point missing from a run, fewer than
+// --min-runs runs), else 0 (UNSTABLE points are reported, not failed).
+int show_stability(const Config& config, const std::vector<ResultRun>& runs) {
+  std::vector<const ResultRun*> all;
+  for (const ResultRun& run : runs) all.push_back(&run);
+  std::string what;
+  for (const std::string& p : config.paths) what += (what.empty() ? "" : " ") + p;
+  check_one_origin(all, "the runs " + what);
+  const TablePreset& table = table_presets().front();  // one row per point, as --compare reads them
+  std::vector<Record> rows = rows_of(table, all, config);
+  check_run_counts(rows, config.min_runs, true, "the runs " + what);
+  rates_at(rows, config.at);
+  const std::vector<PointStability> points = point_stability(rows, config.metrics, config.tolerances);
+  if (config.format == TableFormat::Csv) {
+    std::fputs(stability_csv(points).c_str(), stdout);
+    return 0;
+  }
+  std::size_t unstable = 0, runs_most = 0;
+  for (const PointStability& p : points) unstable += p.unstable, runs_most = std::max(runs_most, p.runs);
+  std::printf("# stability over %zu runs (rates at the %s iteration time): the smallest change a new run can be shown "
+              "to differ by (family level %g over %zu points and metrics); UNSTABLE above %g%%\n%s",
+              runs_most, config.at == RateAt::P5 ? "5th-percentile" : "median", config.tolerances.alpha, points.size(),
+              100.0 * config.tolerances.unstable_above, stability_table(points).c_str());
+  std::printf("stability: %zu points and metrics, %zu unstable\n", points.size(), unstable);
+  for (const PointStability& p : points)
+    if (p.unstable)
+      std::printf("unstable: %s %s: %s\n", p.settings.c_str(), p.metric.c_str(),
+                  steadying_advice(p.runs, p.spread.value_or(0), p.detectable.value_or(0), p.stable_runs, p.iters,
+                                   p.stable_iters).c_str());
+  return 0;
 }
 
 // --plot of one table (the files hold one kind of results, or --table chose).
@@ -259,19 +373,28 @@ int plot(const Config& config, const TablePreset& table, const std::vector<Recor
 // --plot and --junit; 1 when any point's latest run is a failure (step, drift, status).
 int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
   const TablePreset& table = table_presets().front();  // one row per point, as --compare reads them
-  std::vector<TrendRun> history;
+  // A run is a session's result files (a night, with its rounds; a file without a session alone),
+  // started when its first file was.
+  std::map<std::string, TrendRun> by_session;
   for (const ResultRun& run : runs) {
     if (run.provenance.start_time.empty()) {
       std::fprintf(stderr, "%s: warning: %s has no start time: left out of the trend\n", kProgram, run.path.c_str());
       continue;
     }
-    TrendRun r{run.provenance.start_time, rows_of(table, {&run}, config)};
-    if (!r.rows.empty()) history.push_back(std::move(r));
+    TrendRun& r = by_session[run.provenance.session.empty() ? "file " + run.path : "session " + run.provenance.session];
+    if (r.time.empty() || run.provenance.start_time < r.time) r.time = run.provenance.start_time;
+    std::vector<Record> rows = rows_of(table, {&run}, config);
+    rates_at(rows, config.at);
+    for (Record& row : rows) r.rows.push_back(std::move(row));
   }
+  std::vector<TrendRun> history;
+  for (auto& [session, r] : by_session)
+    if (!r.rows.empty()) history.push_back(std::move(r));
   TrendSettings settings;
   settings.window = config.trend;
   settings.floor = config.tolerances.floor;
   settings.ignore_outliers = config.tolerances.ignore_outliers;
+  const std::size_t sessions = history.size();
   const std::vector<PointTrend> trends = trend_points(std::move(history), config.metrics, settings);
   std::vector<PointVerdict> verdicts;
   std::size_t failures = 0;
@@ -280,8 +403,8 @@ int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
     failures += is_failure(t.verdict);
   }
   if (config.format != TableFormat::Csv)
-    std::printf("# trend over %zu result files: each run against the %zu runs before it, drift over the last %zu\n",
-                runs.size(), config.trend, 2 * config.trend);
+    std::printf("# trend over %zu runs: each run against the %zu runs before it, drift over the last %zu\n", sessions,
+                config.trend, 2 * config.trend);
   std::fputs(trend_table(trends, config.format).c_str(), stdout);
   if (config.format != TableFormat::Csv) {
     std::printf("trend: %zu points and metrics, %zu failures\n", trends.size(), failures);
@@ -320,8 +443,12 @@ int run(int argc, char** argv) {
   if (config.paths.empty()) throw UsageError("no FILE or DIR given (see --help)");
 
   int status = 0;
+  std::vector<Record> baseline;
+  if (!config.compare.empty())
+    baseline = reference_rows(config, config.table ? *config.table : table_presets().front(), status);
   const std::vector<ResultRun> runs = read_runs(config.paths, status);
   if (config.trend > 0) return std::max(status, show_trend(config, runs));
+  if (config.stability) return std::max(status, show_stability(config, runs));
   const auto groups = tables_for(config, runs);
   bool first = true;
   for (const auto& [table, members] : groups) {
@@ -332,7 +459,7 @@ int run(int argc, char** argv) {
     first = false;
     if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
     if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
-    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, *table, records));
+    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, baseline, records));
   }
   if (!config.plot.empty() && groups.size() > 1) {
     std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);

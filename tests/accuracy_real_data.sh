@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real data end to end (issue 5), on Debian's Fashion-MNIST (skipped when it is not installed):
+# Real data end to end, on Debian's Fashion-MNIST (skipped when it is not installed):
 #  1. one epoch of lenet5 on a 2,000-image training subset reaches the stated test accuracy
 #     (>= 60 % on the first 2,000 test images; chance is 10 %, PyTorch gets ~70 % with these settings);
 #  2. a diverging learning rate is recorded as `diverged` (NaN test accuracy, the step) and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hpcnn-allreduce's timing protocol (issue 15), so that its figures can be set beside OSU's:
+# hpcnn-allreduce's timing protocol, so that its figures can be set beside OSU's:
 #  1. the table is headed by the protocol (data type, placement, barrier, warm-up, averaging) and
 #     every point stores it (placement, datatype, iter_sync, warmup, iters);
 #  2. --placement in,out: both forms equal the exact sum element by element (wrong = 0), mpi and

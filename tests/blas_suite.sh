@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hpcnn-blas end to end, tiny: the three sweeps into HDF5, then `hpcnn-summary --table blas`
-# (text and CSV): the CSV header is the issue's, every sweep has its rows, thread counts are the
+# (text and CSV): the CSV header is the blas table's, every sweep has its rows, thread counts are the
 # ones read back from the libraries, rates and CPU/memory figures are positive where they apply.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 libs=$(./hpcnn-blas --list | sed -n '/^SGEMM libraries/,/^default/p' | awk '/^  /{print $1}' | grep -E '^(openblas|eigen)$' | paste -sd, -)

@@ -16,7 +16,7 @@ for exe in ./hpcnn-train ./hpcnn-infer; do
   expect 2 "'svhn'"       -- $exe --dataset svhn
 done
 
-# --threads above what a backend's library accepts (issue 3): a usage error before any point runs,
+# --threads above what a backend's library accepts: a usage error before any point runs,
 # naming the value, the backend and the limit. The limits come from --list ("[--threads at most
 # N]"), so the test follows the library this build has (OpenBLAS's MAX_THREADS is a build choice);
 # 1,N+1 checks that a valid count earlier in the list does not start a point first.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# configure refuses library versions hpcnn does not support (issue 18: HDF5 1.10 to 1.14, oneDNN
+# configure refuses library versions hpcnn does not support (HDF5 1.10 to 1.14, oneDNN
 # 2.6 to 3.x) with one line naming the version found and the range: the installed headers are
 # wrapped by a header of the same name (first on CPPFLAGS, #include_next to the real one) that
 # changes the version macros, so the libraries still link and only the version is wrong.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A training loss that becomes NaN or Inf (issue 4). --lr 1e6 (the option's largest) makes
+# A training loss that becomes NaN or Inf. --lr 1e6 (the option's largest) makes
 # lenet5's loss non-finite within a few iterations on every CPU backend (NaN at iteration 3 with
 # seed 1); --lr 0.01 trains. In one sweep, for hpcnn-train alone and hpcnn-scale on 2 ranks:
 #  - the 1e6 point is stored with status `diverged`, a status_reason naming the loss and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: oneDNN picks other kernels on AVX2 than on AVX-512, and the dnnl backend adapts to
+# oneDNN picks other kernels on AVX2 than on AVX-512, and the dnnl backend adapts to
 # some of them: a 3x3 kernel larger than its map gets its weight gradient as one GEMM over the
 # batch (kernels/dnnl/conv_batch_gemm.hpp), and a convolution that only oneDNN's gemm fallback
 # implements (AlexNet's 11x11/4 first layer) runs channels-last. CI's machine may have either

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17: the dnnl backend builds against oneDNN 2.x (Debian 12's 2.6) and 3.x (Debian 13,
+# The dnnl backend builds against oneDNN 2.x (Debian 12's 2.6) and 3.x (Debian 13,
 # Spack, EasyBuild, PyPI) through kernels/dnnl/compat.hpp. This build uses one of them; this test
 # builds a second hpcnn against the other one and runs there what exercises oneDNN:
 # test_backends' dnnl cases (every op against the reference backend), test_network's dnnl cases

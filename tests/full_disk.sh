@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13: a full disk and an unwritable output directory. On a 256 KiB tmpfs filled to leave
+# A full disk and an unwritable output directory. On a 256 KiB tmpfs filled to leave
 # 0..96 KiB, hpcnn-train either succeeds (exit 0, one result file) or stops with exit 1 and one
 # line naming the file it could not write ("No space left on device"); either way no hidden
 # temporary is left (no .h5.tmp, no .run.txt.tmp, no 0-byte file) and no result file is partial.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 13: runs that cannot fit in this node's memory are refused before anything is allocated,
+# Runs that cannot fit in this node's memory are refused before anything is allocated,
 # with one line naming the sizes, instead of a bare std::bad_alloc or the kernel's OOM killer:
-# a --batch far beyond memory (a failed point, exit 1), the issue's data set of one 4096x4096
-# idx image (LeNet's activations: ~100 GiB at batch 64, the issue's run; batch 4096 here) and a
+# a --batch far beyond memory (a failed point, exit 1), a data set of one 4096x4096 idx image
+# (LeNet's activations: ~100 GiB at batch 64; batch 4096 here) and a
 # --sizes of hpcnn-allreduce (exit 2). The sizes are terabytes, beyond any node's memory; every
 # command runs under `ulimit -v` (8 GiB), so a check that no longer fires makes this test fail
 # instead of exhausting the machine.

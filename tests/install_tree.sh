@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: `make install prefix=TMP` from this build tree, then make installcheck's smoke test of
+# `make install prefix=TMP` from this build tree, then make installcheck's smoke test of
 # that tree (packaging/install_smoke.sh: executables, an installed job script, man pages, module
 # files, no reference to the build or source tree), then `make uninstall` must leave no file.
 # Also: every jobscripts/*.sh is installed (jobscripts/Makefile.inc lists them by name).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The may-call table of docs/ARCHITECTURE.md, checked: every #include "..." of the project's own
-# headers in src/, kernels/, collectives/ and fuzz/ must point into a folder its own folder may call.
+# headers in src/, suites/, kernels/, collectives/, simulate/ and fuzz/ must point into a folder its own folder may call.
 # Fails naming each include that breaks the table (file, line, header).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 cd "$HPCNN_SRCDIR"
@@ -13,8 +13,9 @@ allowed() {
     src/data) echo "base/ data/" ;;
     src/results) echo "base/ results/" ;;
     src/harness) echo "base/ engine/ results/ harness/" ;;
-    src/suites) echo "base/ engine/ data/ collectives/ results/ harness/ suites/ kernels/registry.hpp kernels/gemm/conv_lowering.hpp" ;;
-    collectives) echo "base/ engine/ collectives/ harness/optimizer.hpp" ;;
+    suites) echo "base/ engine/ data/ collectives/ results/ harness/ suites/ simulate/platform.hpp simulate/analytic.hpp kernels/registry.hpp kernels/gemm/conv_lowering.hpp" ;;
+    simulate) echo "base/ engine/ collectives/ results/ simulate/" ;;
+    collectives) echo "base/ engine/ collectives/" ;;
     kernels | kernels/*) echo "base/ engine/ kernels/" ;;
     fuzz) echo "base/ data/ results/ harness/options.hpp harness/sweep.hpp harness/checkpoint.hpp fuzz/" ;;
   esac
@@ -48,7 +49,7 @@ while IFS= read -r file; do
     echo "FAIL: $file:$line includes \"$header\", which $(dirname "$file") may not call (docs/ARCHITECTURE.md)"
     fail=1
   done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
-done < <(find src kernels collectives fuzz \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) | sort)
+done < <(find src suites kernels collectives simulate fuzz \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) | sort)
 
 echo "layering: $checked includes checked"
 exit $fail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A second MPI (issue 18): the sources as a release carries them (make distdir: configure
+# A second MPI: the sources as a release carries them (make distdir: configure
 # included) configured out of tree against Debian's MPICH with MPICC=mpicc.mpich, which must find
 # MPICH's own launcher (mpiexec.mpich, beside the wrapper) for the tests; the executables linked
 # with MPICH and not Open MPI; and that build's quick MPI tests (ctest -L mpi, not slow, gpu or

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NCCL on GPUs (issue 7). Skipped (exit 77, saying why) in a build without CUDA or on a machine
+# NCCL on GPUs. Skipped (exit 77, saying why) in a build without CUDA or on a machine
 # without a GPU; otherwise:
 #   - tests/test_nccl at -np 1 and -np 2 (its NCCL cases need a GPU per rank: with one GPU the
 #     -np 2 run skips them, saying so, and still trains the staged schemes on the shared GPU);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Failed ranks and hangs (issue 13), with HPCNN_TEST_FAULT (src/base/fault_injection.hpp) stopping,
+# Failed ranks and hangs, with HPCNN_TEST_FAULT (src/base/fault_injection.hpp) stopping,
 # killing or crashing one rank at a chosen moment of an mpirun job:
 #  - a rank stopped (SIGSTOP) in a timed iteration, or a parameter server stopped before its
 #    point's set-up: the watchdog (--timeout 3) ends the job within the bound, exit 1, with ONE

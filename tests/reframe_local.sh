@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ReFrame test library (reframe/, issue 15) run by ReFrame against the local scheduler
+# The ReFrame test library (reframe/) run by ReFrame against the local scheduler
 # (reframe/config/local.py), in a venv the test installs once (tests/reframe_lib.sh):
 #  1. the smoke size of every suite's test passes (sanity from hpcnn's exit status and the CSV's
 #     status/wrong columns), with a performance variable per test read from hpcnn-summary's CSV

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training checkpoints of hpcnn-scale --data (issues 13 and 16): a distributed real-data point
+# Training checkpoints of hpcnn-scale --data: a distributed real-data point
 # killed (SIGKILL) after a checkpoint, or stopped by a signal within an epoch, and continued with
 # --resume is bit-identical to the same training uninterrupted: every epoch's training loss and
 # accuracy, test loss and accuracy, and the final weights' digest, on the dnnl backend (1 thread per

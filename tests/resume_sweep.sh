@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resumable sweeps and stop signals (issue 13):
+# Resumable sweeps and stop signals:
 #  - a sweep killed by SIGKILL after 2 of 3 points keeps them (the journal) and leaves no partial
 #    result file (the file is written whole at the end), refuses to start
 #    again under the same --run-id without --resume, and with --resume ends with one result file

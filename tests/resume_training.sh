@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training checkpoints (issue 13): a real-data training point killed (SIGKILL) after its second
+# Training checkpoints: a real-data training point killed (SIGKILL) after its second
 # checkpoint (per epoch, and per 5 steps: inside an epoch), or stopped by SIGTERM within an epoch,
 # and continued with --resume is bit-identical to the same training uninterrupted:
 # the loss of every step, every epoch's train and test figures and the final parameters' digest.

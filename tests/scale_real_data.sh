@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hpcnn-scale --data (issue 16): distributed training on files, on small learnable idx and CIFAR-10
+# hpcnn-scale --data: distributed training on files, on small learnable idx and CIFAR-10
 # files written by tests/make_image_files (no network for the real sets), and on Debian's
 # Fashion-MNIST when installed:
 #  1. synchronous training on 4 workers with batch 12 (mpi, ring; ps-sync on 2 workers + 1 server

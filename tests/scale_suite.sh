@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hpcnn-scale and hpcnn-allreduce end to end (issue 6): result files that result_checker and
+# hpcnn-scale and hpcnn-allreduce end to end: result files that result_checker and
 # hpcnn-summary read, with the scaling and allreduce columns; the allreduce check failing on a
 # damaged element (exit 1, wrong > 0); bad input (exit 2, one line); and a rank that dies mid-run
 # ending the whole job with an error within 60 s instead of hanging.
@@ -30,7 +30,7 @@ echo "$csv"
 grep -q '^ps-sync,3,2,1,[0-9.]\+,[1-9][0-9]*,$' <<<"$csv" || { echo "FAIL: ps-sync row"; fail=1; }
 grep -q '^ps-async,3,2,1,[0-9.]\+,[1-9][0-9]*,[0-9]' <<<"$csv" || { echo "FAIL: ps-async row (staleness)"; fail=1; }
 
-# hpcnn-allreduce: the CSV the issue asks for, every element right.
+# hpcnn-allreduce: the CSV of its nccl-tests-like columns, every element right.
 run $MPI -np 3 ./hpcnn-allreduce --exchange mpi,ring,rhd --sizes 0,4,1000,64K --iters 3 --warmup 1 --quiet --output "$out/allreduce"
 csv=$(./hpcnn-summary --format csv --columns exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong "$out/allreduce")
 echo "$csv"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 4 end to end: hpcnn-train with --repeat and --profile ops, alone and on 2 ranks, writes
-# files whose every figure result_checker recomputes from the raw arrays (statistics, phase medians,
-# phases adding up to each iteration within 2%, repeat spread and 95% interval, memory, profile);
-# every hpcnn-summary table comes out of them; a point that fails is recorded as failed while the
-# sweep goes on (exit 1); damaged files next to a good one: one line each, the good one summarized,
-# exit 1; no progress line when stderr is not a terminal.
+# hpcnn-summary's reporting end to end: hpcnn-train with --repeat and --profile ops, alone and on
+# 2 ranks, writes files whose every figure result_checker recomputes from the raw arrays
+# (statistics, phase medians, phases adding up to each iteration within 2%, repeat spread and 95%
+# interval, memory, profile); every hpcnn-summary table comes out of them; a point that fails is
+# recorded as failed while the sweep goes on (exit 1); damaged files next to a good one: one line
+# each, the good one summarized, exit 1; no progress line when stderr is not a terminal.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
@@ -12,7 +12,7 @@ run $MPIRUN -np 2 ./hpcnn-train --model lenet5 --backend reference --batch 4 --i
 run ./hpcnn-infer --model lenet5 --backend reference --batch 4 --iters 5 --warmup 1 --profile ops --output "$out/one" --quiet
 for f in "$out"/one/*.h5 "$out"/two/*.h5; do run ./tests/result_checker "$f"; done
 
-# Every table of this issue has rows; the ops table names the paper's operator kinds.
+# Every table has rows; the ops table names the operator kinds as ref. [4] does (docs/EXPERIMENTS.md).
 for t in throughput breakdown memory cpu; do
   n=$(./hpcnn-summary --table "$t" --format csv "$out/one" | tail -n +2 | wc -l)
   [ "$n" = 3 ] || { echo "FAIL: --table $t: $n rows, want 3"; fail=1; }

@@ -1,4 +1,4 @@
-// The CPU compute libraries of issue 3: every registered SGEMM library against a double-precision
+// The CPU compute libraries: every registered SGEMM library against a double-precision
 // loop (all transposes, alpha/beta cases, odd sizes), thread counts read back from the libraries
 // themselves (1 and 2, the default, and a count above the library's limit), the im2col / col2im
 // pair (col2im must be im2col's adjoint, which is what backward-data needs), and hpcnn-blas's

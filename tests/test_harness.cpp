@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "base/activity.hpp"
@@ -445,7 +446,14 @@ TEST(Registry, BuiltinsOnceInOrderAndADuplicateIsAProgrammingError) {
     EXPECT_STREQ(e.what(), "thing 'a' registered twice");
   }
   EXPECT_EQ(r.find("a")->value, 1);
-  // The real registries: names are unique (each would have thrown while filling).
-  EXPECT_FALSE(backends().empty());
-  EXPECT_NE(backend_registry().find("reference"), nullptr);
+  // The real registry: every backend is found under its own name, and the reference one is there.
+  std::set<std::string> names;
+  for (const BackendInfo& b : backends()) {
+    names.insert(b.name);
+    const BackendInfo* found = backend_registry().find(b.name);
+    ASSERT_NE(found, nullptr) << b.name;
+    EXPECT_EQ(found->name, b.name);
+  }
+  EXPECT_EQ(names.size(), backends().size());
+  EXPECT_EQ(names.count("reference"), 1u);
 }

@@ -1,5 +1,5 @@
 // CRC-32 (IEEE 802.3, the zlib/PNG polynomial) over bytes added in pieces: the checksum of result
-// files (results/result_file.cpp) and training checkpoints (harness/checkpoint.cpp).
+// files (results/checksum_block.cpp) and training checkpoints (harness/checkpoint.cpp).
 #pragma once
 
 #include <cstddef>

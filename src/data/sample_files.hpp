@@ -1,5 +1,5 @@
 // Reading single training samples straight from a data set's files, at their offsets: what a
-// framework that reads every batch from disk (paper 003's PyTorch and MXNet) does, so an uncached
+// framework that reads every batch from disk (ref. [4]'s PyTorch and MXNet, docs/EXPERIMENTS.md) does, so an uncached
 // input pipeline really pays the I/O + decode on every use. idx and CIFAR-10/100 binary files; a
 // gzip stream cannot be read at an offset without inflating everything before it, so a gzip file is
 // decompressed once, when this is made, into an unnamed scratch copy (data/scratch_copy.hpp) that

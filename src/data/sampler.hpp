@@ -25,13 +25,13 @@ std::vector<std::vector<std::uint32_t>> rank_batches(const std::vector<std::uint
 
 // Data-parallel workers with an exchange scheme (hpcnn-scale --data) take full batches only, so
 // every worker's gradient has the same weight and a parameter server serves a known number of
-// steps: floor(n / (batch * workers)) steps per epoch (paper 003: 50,000 / (3 x 42) -> 396); the
+// steps: floor(n / (batch * workers)) steps per epoch (ref. [4]: 50,000 / (3 x 42) -> 396); the
 // n mod (batch x workers) samples left over differ from epoch to epoch when shuffling.
 enum class Sharding {
   Shard,  // one permutation of (seed, epoch) shared by all workers, split as rank_batches does:
           // disjoint shards, every sample at most once per epoch over the workers
   Whole,  // every worker its own permutation of the whole set (seed, worker, epoch), of which it
-          // processes 1/workers per epoch (paper 003's asynchronous TensorFlow)
+          // processes 1/workers per epoch (ref. [4]'s asynchronous TensorFlow)
 };
 std::size_t full_steps_per_epoch(std::size_t n, int batch, int workers);
 std::vector<std::vector<std::uint32_t>> worker_batches(Sharding sharding, std::size_t n, int batch, int worker,

@@ -30,7 +30,8 @@ enum class OpKind {
   SoftmaxCrossEntropy,
 };
 
-// Operator names as the per-operator profile reports them (paper 003 Figs 5, 7, 10):
+// Operator names as the per-operator profile reports them (ref. [4] Figs 5, 7, 10,
+// docs/EXPERIMENTS.md):
 // "convolution", "batch_norm", "relu", "tanh", "pooling", "lrn", "dropout", "fully_connected",
 // "add", "flatten", "softmax_cross_entropy", "input". Backward adds the suffix "_backward".
 const char* op_kind_name(OpKind kind);

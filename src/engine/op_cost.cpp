@@ -1,4 +1,4 @@
-#include "harness/op_cost.hpp"
+#include "engine/op_cost.hpp"
 
 namespace hpcnn {
 

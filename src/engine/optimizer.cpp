@@ -1,4 +1,4 @@
-#include "harness/optimizer.hpp"
+#include "engine/optimizer.hpp"
 
 #include "base/errors.hpp"
 

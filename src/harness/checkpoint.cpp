@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/crc32.hpp"
+#include "base/durable_file.hpp"
 #include "base/errors.hpp"
 #include "results/result_file.hpp"
 
@@ -102,22 +103,8 @@ void Checkpoint::write(const std::string& path, const std::string& settings) con
   }
   const std::uint32_t crc = crc32(out.bytes);
   out.raw(&crc, sizeof crc);
-  const std::string tmp = path + ".tmp";
-  try {
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f.write(out.bytes.data(), static_cast<std::streamsize>(out.bytes.size()));
-      f.flush();
-      if (!f) throw RuntimeError(tmp + ": cannot write the checkpoint: " + std::strerror(errno));
-    }
-    sync_path(tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw RuntimeError(path + ": cannot rename the checkpoint into place: " + std::strerror(errno));
-  } catch (...) {
-    std::remove(tmp.c_str());  // a full disk leaves no partial checkpoint; the previous one is intact
-    throw;
-  }
-  sync_path(std::filesystem::path(path).parent_path().string());
+  // A full disk leaves no partial checkpoint; the previous one is intact.
+  write_file_durably(path, out.bytes, "the checkpoint");
 }
 
 Checkpoint Checkpoint::parse(const std::string& bytes, const std::string& path, const std::string& settings) {

@@ -1,4 +1,4 @@
-// CPU usage and memory over a whole interval, sampled the way paper 004's Tables X-XII were
+// CPU usage and memory over a whole interval, sampled the way ref. [5]'s Tables X-XII were
 // (a monitor beside the running job): a background thread reads this process's resident memory
 // every `period`, and the CPU counters of resources.hpp (node-wide /proc/stat split, this
 // process's getrusage seconds) are read at start and stop. hpcnn-blas --sweep model wraps each

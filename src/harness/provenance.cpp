@@ -3,8 +3,12 @@
 #include <hdf5.h>
 #include <sys/resource.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "config.h"
 
@@ -42,6 +46,19 @@ std::string mpi_library_version() {
   return v;
 }
 
+// The thread level the MPI library granted (harness/main_wrapper.cpp asks for FUNNELED).
+std::string mpi_thread_level() {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+    default: return std::to_string(level);
+  }
+}
+
 std::string hdf5_version() {
   unsigned major = 0, minor = 0, release = 0;
   H5get_libversion(&major, &minor, &release);
@@ -49,6 +66,32 @@ std::string hdf5_version() {
 }
 
 }  // namespace
+
+std::string machine_description() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model, vector_isa;
+  while (std::getline(cpuinfo, line) && (model.empty() || vector_isa.empty())) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (model.empty() && (key == "model name" || key == "Processor" || key == "cpu model")) model = value;
+    if (vector_isa.empty() && key == "flags") {
+      // The widest vector ISA decides which kernels the libraries run: part of what "the same machine" means.
+      const std::string flags = " " + value + " ";
+      vector_isa = flags.find(" avx512f ") != std::string::npos ? "avx512"
+                   : flags.find(" avx2 ") != std::string::npos  ? "avx2"
+                                                                : "no avx2";
+    }
+  }
+  if (model.empty()) model = "unknown CPU";
+  std::ostringstream out;
+  out << model;
+  if (!vector_isa.empty()) out << " (" << vector_isa << ")";
+  out << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs";
+  return out.str();
+}
 
 Provenance collect_provenance(const std::string& suite, const Options& options, MPI_Comm comm,
                               const LibraryVersions& libraries, const std::string& start_time) {
@@ -71,9 +114,14 @@ Provenance collect_provenance(const std::string& suite, const Options& options, 
   p.end_time = utc_now_iso8601();
   p.job_id = scheduler_job_id();
   p.mpi_size = size;
+  p.machine = machine_description();
+  if (const char* session = std::getenv("HPCNN_SESSION")) p.session = session;
   for (int r = 0; r < size; ++r)
     p.hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
-  p.libraries = {{"MPI", mpi_library_version()}, {"HDF5", hdf5_version()}, {"compiler", __VERSION__}};
+  p.libraries = {{"MPI", mpi_library_version()},
+                 {"MPI_thread_level", mpi_thread_level()},
+                 {"HDF5", hdf5_version()},
+                 {"compiler", __VERSION__}};
   for (const auto& lib : libraries) {
     bool seen = false;
     for (const auto& have : p.libraries) seen = seen || have.first == lib.first;

@@ -18,6 +18,9 @@ Provenance collect_provenance(const std::string& suite, const Options& options, 
                               const LibraryVersions& libraries, const std::string& start_time);
 
 std::string utc_now_iso8601();
+// This machine as acceptance references tell machines apart: "AMD EPYC 7B13 (avx2), 2 CPUs" (the CPU
+// model from /proc/cpuinfo, its widest vector ISA, the online CPUs).
+std::string machine_description();
 // SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID or COBALT_JOBID; "" when none is set.
 std::string scheduler_job_id();
 // Peak resident set size of this process in MiB (getrusage).

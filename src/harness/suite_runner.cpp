@@ -20,6 +20,7 @@
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
+#include "results/verdict.hpp"
 #include "results/record.hpp"
 #include "harness/signals.hpp"
 #include "harness/watchdog.hpp"
@@ -333,12 +334,9 @@ int share_run_state(const SuiteDef& suite, RunFiles& f, int error_status, const 
   return -1;
 }
 
-// Test-only fault injection: HPCNN_TEST_KILL_AFTER_POINTS=N kills rank 0 with SIGKILL once N points
-// are in the journal (tests/resume_sweep.sh), as the OOM killer or a node failure would.
-void maybe_kill_for_test(std::size_t journaled) {
-  static const char* spec = std::getenv("HPCNN_TEST_KILL_AFTER_POINTS");
-  if (spec && std::strtoul(spec, nullptr, 10) == journaled) raise(SIGKILL);
-}
+// Test-only: HPCNN_TEST_KILL_AFTER_POINTS (base/fault_injection.hpp), as the OOM killer or a node
+// failure would.
+void maybe_kill_for_test(std::size_t journaled) { inject_kill_after("POINTS", static_cast<long>(journaled)); }
 
 // The sweep's state on rank 0.
 struct SweepState {
@@ -348,15 +346,15 @@ struct SweepState {
 };
 
 // A point whose timed iterations include outliers (a paused rank) is kept, but not silently: a
-// warning when they cost a noticeable share of the point's time (at least 10% and 0.5 s beyond the
-// median pace); the field counts every one, so a few descheduled milliseconds of a busy machine
-// are recorded without a warning on every short run.
+// warning when they cost a noticeable share of the point's time (outliers_matter(), which makes
+// the point unclean for --compare too, and 0.5 s beyond the median pace); the field counts every
+// one, so a few descheduled milliseconds of a busy machine are recorded without a warning.
 void warn_about_outliers(const char* program, std::size_t number, const Record& r) {
   const double outliers = r.number("outlier_iters").value_or(0);
   const double n = r.number("iters").value_or(0), mean = r.number("iter_mean_s").value_or(0),
                median = r.number("iter_median_s").value_or(0);
   const double lost = (mean - median) * n;
-  if (outliers <= 0 || lost < 0.5 || lost < 0.1 * mean * n) return;
+  if (!outliers_matter(r) || lost < 0.5) return;
   progress().clear();
   std::fflush(stdout);
   std::fprintf(stderr,
@@ -454,6 +452,7 @@ int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState&
                const std::string& start, MPI_Comm comm) {
   const bool root = is_root_rank(), quiet = o.flag("quiet");
   Provenance prov = collect_provenance(suite.program, o, comm, libraries, start);
+  if (suite.default_table) prov.default_table = suite.default_table(o);
   // The signal may have reached another rank than rank 0, which prints it.
   int signal = stop_signal();
   if (st.interrupted) MPI_Allreduce(MPI_IN_PLACE, &signal, 1, MPI_INT, MPI_MAX, comm);

@@ -60,6 +60,7 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     r.local.correct = net.correct();
   }
   backend_.synchronize();
+  if (!train) inject_slowdown(seconds_between(t0, Clock::now()));
   const auto t2 = Clock::now();
   auto t3 = t2, t4 = t2, t5 = t2;
   r.judged_loss = r.local.loss;
@@ -84,6 +85,7 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     // Diverged and stopping: the update would only spread the NaN into the weights.
     if (!(r.diverged && settings_.stop_on_divergence)) sync_->update((owner ? *owner : net).params(), net);
     backend_.synchronize();
+    inject_slowdown(seconds_between(t0, Clock::now()));
     t5 = Clock::now();
   }
   ++iterations_;
@@ -109,11 +111,16 @@ int TrainingLoop::agree_flags(int mine) {
 PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& batch, LoopObserver* observer) {
   PointError error;
   const int total = settings_.warmup + settings_.iters;
-  constexpr int kFailed = 1, kStop = 2;
-  for (int k = 0; k < total; ++k) {
+  constexpr int kFailed = 1, kStop = 2, kMore = 4;
+  double timed_seconds = 0;
+  for (int k = 0;; ++k) {
+    if (k >= total && settings_.min_time <= 0) break;
+    // Beyond --iters, one more iteration while any rank's timed iterations add up to less than --min-time.
+    const bool more = k >= total && timed_seconds < settings_.min_time && k - settings_.warmup < kMaxTimedIterations;
     const bool stop = (settings_.stop_on_signal && stop_signal()) || (sync_ && sync_->stop_agreed());
-    const int flags = agree_flags((error.none() ? 0 : kFailed) | (stop ? kStop : 0));
+    const int flags = agree_flags((error.none() ? 0 : kFailed) | (stop ? kStop : 0) | (more ? kMore : 0));
     if (flags & kFailed) break;
+    if (k >= total && !(flags & kMore)) break;
     if (flags & kStop) {
       error = {PointStatus::Interrupted, "interrupted by a signal at iteration " + std::to_string(k + 1)};
       break;
@@ -130,8 +137,12 @@ PointError TrainingLoop::run(Network& net, const std::function<BatchView(int)>& 
         error = {PointStatus::Diverged, divergence_};
         continue;  // the next agreement stops every rank
       }
-      if (k < settings_.warmup) series_.warmup.push_back(r.times.total);
-      else series_.add_timed(r.times);
+      if (k < settings_.warmup) {
+        series_.warmup.push_back(r.times.total);
+      } else {
+        series_.add_timed(r.times);
+        timed_seconds += r.times.total;
+      }
       if (observer) observer->after_iteration(k, r);
     } catch (const std::exception& e) {
       error = PointError::from(e);

@@ -20,7 +20,7 @@
 #include "engine/backend.hpp"
 #include "engine/buckets.hpp"
 #include "engine/network.hpp"
-#include "harness/optimizer.hpp"
+#include "engine/optimizer.hpp"
 #include "harness/point_error.hpp"
 
 namespace hpcnn {
@@ -91,7 +91,14 @@ struct LoopSettings {
   // expect every step (hpcnn-scale's parameter servers): there the GradientSync says when to stop
   // (stop_agreed).
   bool stop_on_signal = false;
+  // --min-time: after `iters` timed iterations, go on until the timed iterations add up to this many
+  // seconds on every rank of `agree` (0: exactly `iters`). Ranks outside `agree` that expect a
+  // fixed number of steps (parameter servers) cannot follow: the suites refuse it there.
+  double min_time = 0;
 };
+
+// The most timed iterations --min-time may add up to (the per-iteration series are kept in memory).
+inline constexpr int kMaxTimedIterations = 1000000;
 
 // A batch on the host: `size` images (N x C x H x W plain) and labels; size 0 = no batch.
 struct BatchView {
@@ -127,13 +134,15 @@ class TrainingLoop {
   // a batch (size 0) skips load, forward and backward but still takes part in wait and update.
   StepResult step(Network& net, const BatchView& batch, Network* owner = nullptr);
 
-  // settings.warmup + settings.iters steps over batch(k); the series gets every iteration.
+  // settings.warmup + settings.iters steps over batch(k) (more with settings.min_time: timed_iterations()
+  // says how many); the series gets every iteration.
   // Returns the error that stopped the loop with its status (none(): it ran to the end); never
   // throws. A divergence with stop_on_divergence is such an error (Diverged).
   PointError run(Network& net, const std::function<BatchView(int)>& batch, LoopObserver* observer = nullptr);
 
   const PhaseSeries& series() const { return series_; }
   long iterations() const { return iterations_; }  // steps taken, warm-up included
+  int timed_iterations() const { return static_cast<int>(series_.iter.size()); }
   float last_loss() const { return last_loss_; }
   // "diverged: loss nan at iteration 3 (warm-up included)" for the first non-finite loss, or "".
   const std::string& divergence() const { return divergence_; }

@@ -42,7 +42,9 @@ const std::vector<Field>& fields() {
       {"image_size",      I, "px",       "%lld",   "input image height and width", Key, "image-size"},
       {"classes",         I, "",         "%lld",   "output classes of the model", Setting, ""},
       {"params",          I, "",         "%lld",   "trainable parameters of the model (count)", Setting, ""},
-      {"iters",           I, "",         "%lld",   "timed iterations", Setting, "iters"},
+      {"iters",           I, "",         "%lld",   "timed iterations (at least --iters; more where --min-time asked for a longer timed total)", Setting, "iters"},
+      {"run",             S, "",         "%s",     "the run a row belongs to, as hpcnn-summary reads it: the session its result file was written in (provenance session, HPCNN_SESSION: an acceptance night or blessed run); the rows of a point in one run are its rounds, and --compare and --trend take the best of them", Setting, ""},
+      {"min_time_s",      F, "s",        "%.3g",   "--min-time: the timed iterations of the point add up to at least this (0: exactly --iters)", Setting, "min-time"},
       {"warmup",          I, "",         "%lld",   "untimed warm-up iterations before the timed ones", Setting, "warmup"},
       {"seed",            I, "",         "%lld",   "random seed of weights and synthetic data", Setting, "seed"},
       {"img_per_s",       F, "images/s", "%.1f",   "throughput over all ranks: ranks * batch / median iteration time", Figure, ""},
@@ -53,7 +55,7 @@ const std::vector<Field>& fields() {
       {"iter_max_s",      F, "s",        "%.4g",   "slowest iteration", Figure, ""},
       {"iter_p5_s",       F, "s",        "%.4g",   "5th percentile of the iteration time", Figure, ""},
       {"iter_p95_s",      F, "s",        "%.4g",   "95th percentile of the iteration time", Figure, ""},
-      {"outlier_iters",   I, "",         "%lld",   "timed iterations slower than 3x the median and the median + 10 MADs (a paused or descheduled rank): the point's figures include them, it is not a clean measurement", Figure, ""},
+      {"outlier_iters",   I, "",         "%lld",   "timed iterations slower than 3x the median and the median + 10 MADs (a paused or descheduled rank); when their time beyond the median pace is 10% or more of the timed time (1 - iter_median_s / iter_mean_s), the point is not a clean measurement", Figure, ""},
       {"load_s",          F, "s",        "%.4g",   "data loading, median per iteration", Figure, ""},
       {"forward_s",       F, "s",        "%.4g",   "forward pass, median per iteration", Figure, ""},
       {"backward_s",      F, "s",        "%.4g",   "backward pass, median per iteration", Figure, ""},
@@ -63,7 +65,7 @@ const std::vector<Field>& fields() {
       {"peak_rss_mib",    F, "MiB",      "%.1f",   "peak resident memory, largest over ranks (getrusage; per rank: array peak_rss_mib)", Figure, ""},
       {"planned_activation_mib", F, "MiB", "%.1f", "activations, gradients and gradient scratch the executor allocates per rank: the memory plan's arena (--memory-plan on), or the sum of the buffers (off); the ops' own workspaces and the weights aside", Figure, ""},
       {"unplanned_activation_mib", F, "MiB", "%.1f", "the same buffers each on its own (what --memory-plan off allocates)", Figure, ""},
-      // hpcnn-scale and hpcnn-allreduce (issue 6)
+      // hpcnn-scale and hpcnn-allreduce
       {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, nccl, ps-sync, ps-async)", Key, "exchange"},
       {"exchange_memory", S, "",         "%s",     "where the exchange's buffers are: host | device | host-staged (GPU data copied through host memory)", Key, ""},
       {"placement",       S, "",         "%s",     "hpcnn-allreduce: in (MPI_IN_PLACE: the message summed where it is, its input restored before each call, untimed) | out (a send and a receive buffer, the form of OSU's osu_allreduce)", Key, "placement"},
@@ -87,6 +89,19 @@ const std::vector<Field>& fields() {
       {"linear_img_per_s", F, "images/s", "%.1f",  "linear scaling: workers * baseline_img_per_s", Figure, ""},
       {"efficiency",      F, "",         "%.3f",   "img_per_s / linear_img_per_s", Figure, ""},
       {"final_loss",      F, "",         "%.4g",   "training loss of the last iteration (rank 0)", Figure, ""},
+      // hpcnn-simulate: where and how a point was simulated
+      {"nodes",           I, "",         "%lld",   "hpcnn-simulate: simulated nodes", Key, "nodes"},
+      {"ranks_per_node",  I, "",         "%lld",   "hpcnn-simulate: ranks on each simulated node", Key, "ranks-per-node"},
+      {"topology",        S, "",         "%s",     "hpcnn-simulate: the simulated network: fat-tree | dragonfly | torus | flat, or file (--platform)", Key, "topology"},
+      {"link_gbps",       F, "Gb/s",     "%.4g",   "hpcnn-simulate: link bandwidth per direction (fitted with --fit-link)", Key, "link-gbps"},
+      {"link_latency_us", F, "us",       "%.3g",   "hpcnn-simulate: link latency per hop (fitted with --fit-link)", Key, "latency-us"},
+      {"network_model",   S, "",         "%s",     "hpcnn-simulate: ideal (latency + size / bandwidth, max-min sharing) | smpi (SimGrid's SMPI correction factors)", Key, "network-model"},
+      {"simulated_platform", S, "",      "%s",     "hpcnn-simulate: the platform simulated (topology, nodes, ranks per node, link), or the --platform file", Setting, ""},
+      {"simulated_from",  S, "",         "%s",     "hpcnn-simulate: the measured result file the node's forward, backward and update times come from (--compute)", Setting, ""},
+      {"node_add_gbps",   F, "GB/s",     "%.3g",   "hpcnn-simulate: the rate the simulated node sums gradients at (measured, or --add-gbps)", Setting, ""},
+      {"sim_wall_s",      F, "s",        "%.3g",   "hpcnn-simulate: the simulation's own wall time on this machine", Figure, ""},
+      {"sim_pss_mib",     F, "MiB",      "%.4g",   "hpcnn-simulate: the simulation's peak memory on this machine (proportional set size: shared buffers once)", Figure, ""},
+      {"analytic_comm_s", F, "s",        "%.4g",   "alpha-beta-gamma estimate of one step's exchange alone (the scheme's textbook cost on the platform's link; compare comm_s)", Figure, ""},
       {"size_bytes",      I, "B",        "%lld",   "allreduce message size", Key, ""},
       {"time_avg_us",     F, "us",       "%.2f",   "allreduce time: mean over iterations, averaged over ranks", Figure, ""},
       {"time_min_us",     F, "us",       "%.2f",   "allreduce time: mean over iterations, fastest rank", Figure, ""},
@@ -97,7 +112,7 @@ const std::vector<Field>& fields() {
       {"status",          S, "",         "%s",     "ok | failed | diverged | skipped (interrupted points are not written: --resume runs them)", Figure, ""},
       {"status_reason",   S, "",         "%s",     "why the status is not ok; empty when ok", Figure, ""},
       {"reproducer",      S, "",         "%s",     "command line that reruns exactly this point", Setting, ""},
-      // results and reporting (issue 4)
+      // results and reporting
       {"repeats",         I, "",         "%lld",   "times the point was run (--repeat); iter_time_s holds repeats x iters iterations per rank", Setting, "repeat"},
       {"img_per_s_rep_min", F, "images/s", "%.1f", "slowest repeat's throughput (each repeat: ranks * batch / its median iteration time)", Figure, ""},
       {"img_per_s_rep_max", F, "images/s", "%.1f", "fastest repeat's throughput", Figure, ""},
@@ -106,7 +121,8 @@ const std::vector<Field>& fields() {
       {"img_per_s_ci_high", F, "images/s", "%.1f", "upper end of the 95% confidence interval of the mean repeat throughput", Figure, ""},
       {"other_s",         F, "s",        "%.4g",   "iteration time outside the phases (bookkeeping), median per iteration", Figure, ""},
       {"phase_gap_max",   F, "",         "%.3g",   "largest |iteration - sum of phases| / iteration over all iterations and ranks", Figure, ""},
-      {"phase_check",     S, "",         "%s",     "ok when phase_gap_max <= 0.02 (the stated tolerance), else failed", Figure, ""},
+      {"phase_gap_iters", I, "",         "%lld",   "timed iterations (over all ranks) whose phases miss the iteration time by more than 2%", Figure, ""},
+      {"phase_check",     S, "",         "%s",     "ok when at most 1% of the timed iterations (and at least one) miss by more than 2% (phase_gap_iters), else failed", Figure, ""},
       {"profile",         S, "",         "%s",     "none | ops (--profile)", Key, "profile"},
       {"profile_iter_median_s", F, "s",  "%.4g",   "median iteration time of the profiled pass (--profile ops)", Figure, ""},
       {"profile_overhead", F, "",        "%.3g",   "profiled / unprofiled median iteration time - 1", Figure, ""},
@@ -124,12 +140,12 @@ const std::vector<Field>& fields() {
       {"cpu_total_pct",   F, "%",        "%.1f",   "node CPU time busy (all but idle and iowait), % of all cores", Figure, ""},
       {"mem_avg_mib",     F, "MiB",      "%.1f",   "resident memory averaged over samples every 20 ms during the timed iterations, rank 0", Figure, ""},
       {"mem_max_mib",     F, "MiB",      "%.1f",   "largest resident memory sample during the timed iterations, rank 0", Figure, ""},
-      // real data and accuracy (issue 5)
+      // real data and accuracy
       {"data_dir",        S, "",         "%s",     "directory the real data set was read from (--data)", Setting, ""},
       {"data_format",     S, "",         "%s",     "idx | cifar10-bin | cifar100-bin", Setting, ""},
       {"train_size",      I, "",         "%lld",   "training images used per epoch, all ranks together", Setting, ""},
       {"test_size",       I, "",         "%lld",   "test images evaluated", Setting, ""},
-      {"preset",          S, "",         "%s",     "--preset the settings came from (paper 004 framework defaults); empty when none", Setting, "preset"},
+      {"preset",          S, "",         "%s",     "--preset the settings came from (the framework defaults of ref. [5], docs/EXPERIMENTS.md); empty when none", Setting, "preset"},
       {"act",             S, "",         "%s",     "activation of lenet5: relu | tanh (--act; the other models use ReLU)", Key, "act"},
       {"optimizer",       S, "",         "%s",     "sgd | adam", Key, "optimizer"},
       {"lr",              F, "",         "%.4g",   "base learning rate", Key, "lr"},
@@ -161,7 +177,7 @@ const std::vector<Field>& fields() {
       {"train_time_s",    F, "s",        "%.4g",   "training time of all epochs, evaluations excluded (row of --table convergence: up to the end of that epoch)", Figure, ""},
       {"load_wait_s",     F, "s",        "%.4g",   "time the training loop waited for batches, all epochs (rank 0)", Figure, ""},
       {"data_load_s",     F, "s",        "%.4g",   "time to read, decompress and validate the data set files (once per run)", Figure, ""},
-      // hpcnn-scale --data (issue 16)
+      // hpcnn-scale --data
       {"sharding",        S, "",         "%s",     "hpcnn-scale --data: shard (disjoint shards of a shared per-epoch permutation) | whole (each worker its own permutation of the whole set, 1/workers of it per epoch)", Key, "sharding"},
       {"steps_per_epoch", I, "",         "%lld",   "hpcnn-scale --data: optimizer steps of every worker per epoch, floor(train_size / (batch x workers))", Figure, ""},
       {"dropped_per_epoch", I, "",       "%lld",   "hpcnn-scale --data: training images no worker takes in an epoch (train_size mod batch x workers; others each epoch when shuffled)", Figure, ""},
@@ -175,10 +191,10 @@ const std::vector<Field>& fields() {
       {"time_to_accuracy_s", F, "s",     "%.4g",   "training time (slowest worker's epochs, evaluations excluded) until the test accuracy first reached target_accuracy; NaN when it never did", Figure, ""},
       {"epochs_to_accuracy", I, "",      "%lld",   "epochs until the test accuracy first reached target_accuracy (absent when it never did)", Figure, ""},
       {"target_status",   S, "",         "%s",     "reached, or 'not reached in N epochs (best A %)'", Figure, ""},
-      // hpcnn-blas (issue 3)
+      // hpcnn-blas
       {"sweep",           S, "",         "%s",     "hpcnn-blas sweep: gemm | layers | model", Key, "sweep"},
       {"size",            S, "",         "%s",     "GEMM shape MxNxK (C[M][N] += A[M][K] B[K][N]): the call timed (gemm), or the layer's forward GEMM as the GEMM-lowered backends run it (row of --table blas)", Key, ""},
-      {"threads_setting", S, "",         "%s",     "threads as asked for: a number, or default (the library's own choice, paper 004's 'unset')", Setting, ""},
+      {"threads_setting", S, "",         "%s",     "threads as asked for: a number, or default (the library's own choice, ref. [5]'s 'unset')", Setting, ""},
       {"sec_per_iter",    F, "s",        "%.4g",   "median time of one repetition: one SGEMM call (gemm), forward + backward of the layers (layers), one training iteration (model)", Figure, ""},
       {"forward_gflops",  F, "GFLOP/s",  "%.1f",   "forward rate of a layer shape (row of --table blas, sweep layers)", Figure, ""},
       {"backward_gflops", F, "GFLOP/s",  "%.1f",   "backward rate (weights, plus data unless the layer reads the network input) of a layer shape", Figure, ""},
@@ -188,7 +204,7 @@ const std::vector<Field>& fields() {
       {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured FP32 FMA peak with min(threads, CPUs) threads (suites/fp32_peak.hpp)", Figure, ""},
       {"peak_fraction",   F, "",         "%.3f",   "gflops / peak_gflops", Figure, ""},
       {"gemm_check_error", F, "",        "%.3g",   "largest |c - ref| / sum|a b| over 64 sampled SGEMM entries (double reference); above 2 k 2^-24 fails the point", Figure, ""},
-      // GPU points (issue 7)
+      // GPU points
       {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)", Key, "precision"},
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics", Key, "cudnn-benchmark"},
       {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them, inference batch norms folded into their conv, where the backend can (--fusion); off: every layer its own operator", Key, "fusion"},

@@ -24,9 +24,9 @@ struct IsolationLimits {
   std::size_t memory_bytes = std::size_t{2} << 30;  // how far the child's address space may grow
 };
 
-// Generous limits for a file of this size: a good file parses in well under a second per 10 MB,
-// and the reader holds at most 8 doubles per stored byte (arrays are checked against the file's
-// size before they are allocated).
+// Limits for a file of this size: what a good file needs with room to spare (5 s, and a second
+// per 10 MB: a good file parses far faster), and at most 8 doubles per stored byte of memory
+// (arrays are checked against the file's size before they are allocated).
 IsolationLimits reader_limits(std::size_t file_bytes);
 
 // Runs work() in a child process under the limits and returns the bytes it returned. Throws

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/durable_file.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -57,22 +58,7 @@ void Journal::write_run_file(const Settings& settings) {
   os << kMagic << "\n";
   for (const std::string& s : starts_) os << "start " << s << "\n";
   for (const auto& [k, v] : settings) os << "setting " << k << "=" << v << "\n";
-  const std::string tmp = (fs::path(path_) / ".run.txt.tmp").string(), final = (fs::path(path_) / kRunFile).string();
-  try {
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << os.str();
-      out.flush();
-      if (!out) throw RuntimeError(tmp + ": cannot write the run journal: " + std::strerror(errno));
-    }
-    sync_path(tmp);
-    if (std::rename(tmp.c_str(), final.c_str()) != 0)
-      throw RuntimeError(final + ": cannot write the run journal: " + std::strerror(errno));
-  } catch (...) {
-    std::remove(tmp.c_str());  // a full disk leaves no empty temporary behind
-    throw;
-  }
-  sync_path(path_);
+  write_file_durably((fs::path(path_) / kRunFile).string(), os.str(), "the run journal");
 }
 
 void Journal::start(const Settings& settings, const std::string& run_start) {

@@ -28,7 +28,7 @@ std::string exact_settings_key(const Record& row);
 // "5%" -> 0.05, "0.05" -> 0.05; throws UsageError naming the value otherwise.
 double parse_tolerance(const std::string& text);
 
-// --plot FILE.png|FILE.svg for table `table` (throughput, scaling, breakdown, accuracy, convergence): writes a
+// --plot FILE.png|FILE.svg for table `table` (one whose preset has a plot, results/plots.hpp): writes a
 // gnuplot script with the data inline and runs gnuplot. Throws RuntimeError when gnuplot is not
 // installed (naming the package), when the table has no plot, or when gnuplot fails.
 std::string gnuplot_script(const std::string& table, const std::vector<Record>& rows, const std::string& file);

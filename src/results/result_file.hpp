@@ -30,6 +30,15 @@ struct Provenance {
   // separated, and how many times the run was resumed. Optional in files written before them.
   std::string run_starts;
   int restarts = 0;
+  // The machine rank 0 ran on: CPU model, logical CPUs and memory ("AMD EPYC 7B13, 2 CPUs, 23 GiB").
+  // Optional in older files ("" when absent). Acceptance references must come from one machine.
+  std::string machine;
+  // The session the run belongs to (HPCNN_SESSION: an acceptance night, a blessed run): the result
+  // files of one session are rounds of one run for hpcnn-summary --compare and --trend. Optional.
+  std::string session;
+  // The hpcnn-summary table that shows this run's points (results/table_presets.cpp), as the suite
+  // declared it. Optional: files written before it get their suite's usual table.
+  std::string default_table;
 };
 
 struct ResultPoint {
@@ -81,9 +90,6 @@ class ResultWriter {
   bool replace_ = false;
 };
 
-// fsync of a file, or of a directory (a rename in it is durable once it is synced). Throws
-// RuntimeError naming the path.
-void sync_path(const std::string& path);
 
 struct ResultRun {
   std::string path;

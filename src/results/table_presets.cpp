@@ -11,7 +11,7 @@ namespace {
 
 // --- row expanders (a preset whose points become several rows) -------------------------------
 
-// accuracy (issue 5): one row per epoch of a real-data point, from its epoch_* arrays; points
+// accuracy: one row per epoch of a real-data point, from its epoch_* arrays; points
 // without them (synthetic-data runs) give no rows.
 // ps-async on real data (hpcnn-scale --data): the mean staleness of each epoch's pushes, next to
 // that epoch's accuracy. Every server records every push in the order it applied them, and the
@@ -59,7 +59,7 @@ std::vector<Record> accuracy_rows(const ResultRun&, const ResultPoint& point) {
   return rows;
 }
 
-// blas (issue 3): hpcnn-blas points as they are, except a --sweep layers point, which becomes one
+// blas: hpcnn-blas points as they are, except a --sweep layers point, which becomes one
 // row per distinct layer shape from its layer_* arrays (columns named by layer_shapes / layer).
 std::vector<Record> blas_rows(const ResultRun&, const ResultPoint& point) {
   const Value* sweep = point.record.get("sweep");
@@ -101,7 +101,7 @@ std::vector<Record> blas_rows(const ResultRun&, const ResultPoint& point) {
   return rows;
 }
 
-// ops (issue 4): one row per operator kind of a --profile ops point, from op_kinds and the op_*
+// ops: one row per operator kind of a --profile ops point, from op_kinds and the op_*
 // arrays; points without a profile give no rows.
 std::vector<Record> ops_rows(const ResultRun&, const ResultPoint& point) {
   const std::string kinds_text = point.record.text("op_kinds");
@@ -145,44 +145,52 @@ std::vector<Record> ops_rows(const ResultRun&, const ResultPoint& point) {
 
 const std::vector<TablePreset>& table_presets() {
   static const std::vector<TablePreset> table = {
-      // name          default columns                                                       help  rows
+      // name          default columns                                          help  rows  plot
       {"throughput", "suite,model,backend,dataset,batch,threads,ranks,img_per_s",
-       "images per second per point (paper 000 Figs 3-4)", nullptr},
+       "images per second per point (E1, E3: ref. [1] Figs 3-4)", nullptr, plot_throughput},
       {"accuracy", "model,backend,dataset,batch,lr,optimizer,epochs,seed,epoch,train_loss,train_acc,test_loss,test_acc,epoch_s,test_s,status",
-       "one row per epoch of real-data training: loss, accuracy (%), epoch and test time (paper 000 Fig 8, 004 Tables XV-XXI)",
-       accuracy_rows},
+       "one row per epoch of real-data training: loss, accuracy (%), epoch and test time (E7, E12: ref. [1] Fig 8, ref. [5] Tables XV-XXI)",
+       accuracy_rows, plot_accuracy},
       {"blas", "sweep,backend,threads,size,gflops,sec_per_iter,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,mem_avg_mib,mem_max_mib",
-       "hpcnn-blas: SGEMM, layer and training rates per library and thread count, CPU and memory use (paper 004 Tables X-XII)",
-       blas_rows},
-      // results and reporting (issue 4)
+       "hpcnn-blas: SGEMM, layer and training rates per library and thread count, CPU and memory use (E10, E11: ref. [5] Tables X-XII)",
+       blas_rows, nullptr},
+      // results and reporting
       {"breakdown", "suite,model,backend,batch,ranks,load_s,forward_s,backward_s,comm_wait_s,update_s,other_s,iter_median_s,phase_check",
-       "median time of each phase of an iteration, and the phase-sum check (paper 003 Figs 4-9)", nullptr},
+       "median time of each phase of an iteration, and the phase-sum check (E8: ref. [4] Figs 4-9)", nullptr, plot_breakdown},
       {"ops", "model,backend,batch,op,op_calls,op_time_s,op_share,op_flops,op_bytes,op_gflops",
-       "time per operator kind per iteration from --profile ops (paper 003 Figs 5, 7, 10)", ops_rows},
+       "time per operator kind per iteration from --profile ops (E9: ref. [4] Figs 5, 7, 10)", ops_rows, nullptr},
       {"memory", "suite,model,backend,batch,ranks,memory_plan,peak_rss_mib,planned_activation_mib,mem_avg_mib,mem_max_mib",
-       "resident memory per point: peak (getrusage), the executor's planned activations and gradients, sampled average and maximum (paper 000 Fig 2)", nullptr},
+       "resident memory per point: peak (getrusage), the executor's planned activations and gradients, sampled average and maximum (E2: ref. [1] Fig 2)", nullptr, nullptr},
       {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",
-       "CPU use over the timed iterations against throughput (paper 004 Table XXII)", nullptr},
-      // distributed points (issue 6): hpcnn-allreduce's nccl-tests-like table, hpcnn-scale's
-      // efficiency against linear scaling (paper 000 Figs 5-7; --plot draws the linear line)
+       "CPU use over the timed iterations against throughput (E13: ref. [5] Table XXII)", nullptr, nullptr},
+      // distributed points: hpcnn-allreduce's nccl-tests-like table, hpcnn-scale's
+      // efficiency against linear scaling (ref. [1] Figs 5-7; --plot draws the linear line)
       {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,placement,status",
        "hpcnn-allreduce: time per call and algorithm/bus bandwidth per scheme, rank count and size, with the elements found wrong",
-       nullptr},
+       nullptr, nullptr},
       {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",
-       "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (paper 000 Figs 5-7)",
-       nullptr},
-      // distributed training on real data (issue 16): paper 003's E8 table (per model and scheme the
+       "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (E5, E6: ref. [1] Figs 5-7)",
+       nullptr, plot_scaling},
+      // hpcnn-simulate's points: the scaling figures with the simulated network, the exchange time
+      // the simulation gives beside its alpha-beta estimate, and what the simulation cost
+      {"simulation", "model,exchange,topology,nodes,ranks,link_gbps,network_model,img_per_s,efficiency,comm_wait_s,comm_s,analytic_comm_s,sim_wall_s,sim_pss_mib,status",
+       "hpcnn-simulate: simulated scaling (images/s, efficiency) per network, the step's exchange alone (comm_s) beside its alpha-beta estimate (analytic_comm_s), the simulation's wall time and memory",
+       nullptr, plot_scaling},
+      {"simulated-allreduce", "exchange,topology,nodes,ranks,link_gbps,network_model,size_bytes,time_avg_us,busbw_gbs,analytic_comm_s,sim_wall_s,status",
+       "hpcnn-simulate --allreduce-sizes: the simulated call of hpcnn-allreduce per scheme, network and size, beside its alpha-beta estimate",
+       nullptr, nullptr},
+      // distributed training on real data: experiment E8's table (docs/EXPERIMENTS.md) (per model and scheme the
       // median phases of a step, cached or read from the files) and the convergence per epoch and
       // training time, one curve per exchange and worker count (--plot: accuracy vs epoch and vs time)
       {"e8", "model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,status",
-       "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (paper 003 Figs 3-9, Table V)",
-       nullptr},
+       "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (E8, allreduce against parameter server on real data: ref. [4] Figs 3-9, Table V)",
+       nullptr, nullptr},
       {"convergence", "model,dataset,exchange,sharding,cache,workers,batch,global_batch,epoch,train_time_s,train_acc,test_acc,staleness_mean,epoch_s,test_s,target_accuracy,epochs_to_accuracy,time_to_accuracy_s,status",
        "hpcnn-scale --data: accuracy per epoch against the training time so far, and the time to --target-accuracy (MLPerf's measure)",
-       accuracy_rows},
-      // GPU points (issue 7)
+       accuracy_rows, plot_convergence},
+      // GPU points
       {"gpu", "suite,model,backend,dataset,precision,batch,ranks,img_per_s,gpu_peak_mib,gpu_used_mib,joules_per_image,gpu_power_w",
-       "GPU points: throughput, peak device memory (paper 000 Fig 2 on a GPU) and energy per image (NVML)", nullptr},
+       "GPU points: throughput, peak device memory (E2 on a GPU: ref. [1] Fig 2) and energy per image (NVML)", nullptr, nullptr},
   };
   return table;
 }
@@ -194,12 +202,15 @@ const TablePreset* find_table_preset(const std::string& name) {
 }
 
 const TablePreset& preset_for(const ResultRun& run) {
+  if (const TablePreset* declared = find_table_preset(run.provenance.default_table)) return *declared;
+  // Files written before their suite declared its table: the table each suite declares today.
   const char* name = "throughput";
   if (!run.points.empty()) {
     const Record& r = run.points.front().record;
     const std::string suite = r.text("suite");
     if (suite == "hpcnn-allreduce") name = "allreduce";
     else if (suite == "hpcnn-scale") name = r.get("epochs") ? "e8" : "scaling";
+    else if (suite == "hpcnn-simulate") name = r.get("size_bytes") ? "simulated-allreduce" : "simulation";
     else if (suite == "hpcnn-blas") name = "blas";
     else if (r.get("epochs")) name = "accuracy";  // hpcnn-train --data
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "results/plots.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 
@@ -21,14 +22,15 @@ struct TablePreset {
   const char* columns;  // default columns, "a,b,c" (fields.cpp names); --columns overrides
   const char* help;     // one line for --help
   RowExpander rows;     // nullptr: one row per point, the point's record as it is
+  PlotWriter plot;      // --plot of this table (results/plots.hpp); nullptr: the table has none
 };
 
 const std::vector<TablePreset>& table_presets();  // in --help order; the first is the default
 const TablePreset* find_table_preset(const std::string& name);  // nullptr when unknown
 
-// The table that shows what a run holds (hpcnn-summary without --table or --columns):
-// allreduce for hpcnn-allreduce files, scaling for hpcnn-scale, blas for hpcnn-blas, accuracy for
-// real-data training, throughput otherwise.
+// The table that shows what a run holds (hpcnn-summary without --table or --columns): the one its
+// suite declared in the file (provenance default_table), else, for files written before suites
+// declared it, the table that suite declares.
 const TablePreset& preset_for(const ResultRun& run);
 
 // Rows of a preset for a run: its expander's rows, or the records of the points.

@@ -1,4 +1,4 @@
-# Spack package of hpcnn (issue 18), for Spack 1.x (package API v2, spack_repo layout).
+# Spack package of hpcnn, for Spack 1.x (package API v2, spack_repo layout).
 # `spack repo add packaging/spack/spack_repo/hpcnn`; docs/INSTALL.md has the commands and the
 # output of an install and `spack test run` with Spack 1.1.0.
 #
