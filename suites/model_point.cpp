@@ -9,6 +9,7 @@
 #include "config.h"
 #include "base/errors.hpp"
 #include "engine/network.hpp"
+#include "engine/op_kinds.hpp"
 #include "harness/point_error.hpp"
 #include "harness/resources.hpp"
 #include "harness/synthetic_data.hpp"
@@ -159,13 +160,7 @@ const char* activation_name(Activation a) { return a == Activation::Tanh ? "tanh
 std::size_t activation_bytes_at_least(const Graph& graph, long batch) {
   std::size_t per_sample = 0;
   for (const Node& node : graph.nodes())
-    switch (node.kind) {
-      case OpKind::Relu:
-      case OpKind::Flatten:
-        break;
-      default:
-        per_sample += node.out.per_sample();
-    }
+    if (!op_kind_facts(node.kind).reuses_input_memory) per_sample += node.out.per_sample();
   return per_sample * sizeof(float) * static_cast<std::size_t>(std::max(batch, 1L));
 }
 

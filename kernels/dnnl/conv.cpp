@@ -37,6 +37,28 @@ memory::desc residual_dst(const Tensor& shortcut) {
   return desc_of(shortcut);
 }
 
+// A convolution's sizes as oneDNN takes them.
+struct ConvGeometry {
+  Shape in, out;
+  memory::dims strides, pad_l, pad_r;
+  memory::desc w_any, w_plain, b_desc;
+};
+
+ConvGeometry conv_geometry(const OpAttr& a, const Shape& in, const Shape& out) {
+  const memory::dims wdims = {out.c, in.c, a.kh, a.kw};
+  ConvGeometry g{in, out, {a.sh, a.sw}, {a.ph, a.pw},
+                 {(out.h - 1) * a.sh + a.kh - in.h - a.ph, (out.w - 1) * a.sw + a.kw - in.w - a.pw},
+                 memory::desc(wdims, dt::f32, tag::any), memory::desc(wdims, dt::f32, tag::oihw),
+                 memory::desc({out.c}, dt::f32, tag::x)};
+  return g;
+}
+
+// The activation formats a forward primitive is made with: format_tag::any (the primitive's
+// choice) or a concrete one (channels-last, or the shortcut's format under a residual add).
+struct ConvFormats {
+  memory::desc src, dst;
+};
+
 class ConvOp final : public Op {
  public:
   // shortcut: the residual Add's other input (Epilogue::add), or nullptr.
@@ -49,128 +71,21 @@ class ConvOp final : public Op {
       throw std::logic_error("dnnl conv: a batch norm or a residual add is fused only in inference");
     if (fold_) bn_eps_ = e.batch_norm->attr.eps;
     const OpAttr& a = node.attr;
-    const Shape in = src.shape;
-    dst.shape = Shape{in.n, node.out.c, node.out.h, node.out.w};
-    const Shape out = dst.shape;
-    const memory::dims wdims = {out.c, in.c, a.kh, a.kw};
-    const memory::dims strides = {a.sh, a.sw}, pad_l = {a.ph, a.pw},
-                       pad_r = {(out.h - 1) * a.sh + a.kh - in.h - a.ph,
-                                (out.w - 1) * a.sw + a.kw - in.w - a.pw};
-    const memory::desc w_any(wdims, dt::f32, tag::any), b_desc({out.c}, dt::f32, tag::x);
-    const memory::desc w_plain(wdims, dt::f32, tag::oihw);
-    weight_count_ = static_cast<std::size_t>(out.c) * in.c * a.kh * a.kw;
-
-    const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
-    // Activation formats: the primitive's choice (blocked nChw16c/8c on x86), or channels-last.
+    dst.shape = Shape{src.shape.n, node.out.c, node.out.h, node.out.w};
+    const ConvGeometry g = conv_geometry(a, src.shape, dst.shape);
+    weight_count_ = static_cast<std::size_t>(g.out.c) * g.in.c * a.kh * a.kw;
     // A residual op writes over the shortcut: the dst format is the shortcut's.
-    memory::desc src_fmt = any_desc(in), dst_fmt = residual_ ? residual_dst(*shortcut) : any_desc(out);
-    auto make_fwd = [&](bool sum) {
-      return compat::conv_forward(c->engine, prop, alg_, src_fmt, w_any, bias_ ? b_desc : memory::desc(),
-                                  dst_fmt, strides, pad_l, pad_r, epilogue_attr(sum, relu_));
-    };
-    // 3x3 stride-1 layers with enough channels and an output of at least 4x4 (its 4x4 tiles waste
-    // most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let oneDNN choose
-    // Winograd where its heuristics expect it to be faster (about 2x on AVX-512 for ResNet and
-    // AlexNet shapes, fwd and bwd), unless the context asks for direct convolution only.
-    alg_ = algorithm::convolution_direct;
-    if (c->conv_algorithm == ConvAlgorithm::Auto && a.kh == 3 && a.kw == 3 && a.sh == 1 &&
-        a.sw == 1 && in.c >= 16 && out.c >= 16 && out.h >= 4 && out.w >= 4) {
-      alg_ = algorithm::convolution_auto;
-      fwd_pd_ = make_fwd(residual_);
-      if (std::string(fwd_pd_.impl_info_str()).find("wino") == std::string::npos)
-        alg_ = algorithm::convolution_direct;
-    }
-    if (alg_ == algorithm::convolution_direct) fwd_pd_ = make_fwd(residual_);
-    // The sum is worth it only where the kernel stays the one the plain convolution (its own dst
-    // format, no sum) gets: oneDNN 2.6 on AVX-512 runs resnet50's 1x1 convolutions onto a plain
-    // 1x1 map in its gemm fallback, 3-7x slower than brgemm (10.1 ms instead of 1.4).
-    if (residual_) {
-      const memory::desc own = dst_fmt;
-      dst_fmt = any_desc(out);
-      residual_same_kernel_ = std::string(fwd_pd_.impl_info_str()) == make_fwd(false).impl_info_str();
-      dst_fmt = own;
-    }
-    // Blocked formats pad channels to the block (16 on AVX-512: 6 -> 16): LeNet's 6-channel maps
-    // would cost the following ReLU, pooling and their backward 2.7x the memory traffic, and
-    // backward weights of a 6-channel input falls back to an AVX2 kernel. Where the padding wastes
-    // more than a quarter of a tensor, channels-last (unpadded, with its own optimized kernels) is
-    // used instead: measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
-    // AVX2's block is 8 (6 -> 8 wastes a quarter): there LeNet-5 stays blocked.
-    // Channels-last also where the blocked choice is the gemm fallback, which writes plain NCHW:
-    // the ops after it would get no JIT kernel (AlexNet's 11x11/4 first layer on AVX2: its max
-    // pool ran simple_nchw, 3.9 ms instead of 0.1).
-    const int block = fwd_pd_.dst_desc() == memory::desc(dims_of(out), dt::f32, tag::nChw8c) ? 8 : 16;
-    auto block_waste = [block](int channels) {
-      return 1.0 - channels / static_cast<double>(block * ((channels + block - 1) / block));
-    };
-    const bool wasteful = block_waste(out.c) > 0.25 || (in.c > 4 && block_waste(in.c) > 0.25);
-    const bool plain_gemm = is_gemm_fallback(fwd_pd_) && is_plain(fwd_pd_.dst_desc(), out);
-    if (alg_ == algorithm::convolution_direct && !residual_ && (wasteful || plain_gemm)) {
-      const auto blocked = fwd_pd_;
-      const memory::desc blocked_src = src_fmt, blocked_dst = dst_fmt;
-      src_fmt = memory::desc(dims_of(in), dt::f32, tag::nhwc);
-      dst_fmt = memory::desc(dims_of(out), dt::f32, tag::nhwc);
-      fwd_pd_ = make_fwd(false);
-      if (is_reference_impl(fwd_pd_)) {
-        fwd_pd_ = blocked;
-        src_fmt = blocked_src;
-        dst_fmt = blocked_dst;
-      }
-    }
+    ConvFormats f{any_desc(g.in), residual_ ? residual_dst(*shortcut) : any_desc(g.out)};
+    choose_algorithm(g, a, f);
+    if (residual_) residual_same_kernel_ = residual_keeps_kernel(g, f);
+    if (alg_ == algorithm::convolution_direct && !residual_) prefer_channels_last(g, f);
     fwd_ = convolution_forward(fwd_pd_);
-    dst.layout = residual_ ? shortcut->layout : make_layout(fwd_pd_.dst_desc(), out);
-
-    src_in_ = Converter(c, fwd_pd_.src_desc());
-    w_in_ = WeightCache(c, fwd_pd_.weights_desc());
-    w_plain_ = w_plain;
-    src_m_ = Mem(*c, fwd_pd_.src_desc());
-    w_m_ = Mem(*c, fwd_pd_.weights_desc());
-    b_m_ = Mem(*c, b_desc);
-    dst_m_ = Mem(*c, fwd_pd_.dst_desc());
+    dst.layout = residual_ ? shortcut->layout : make_layout(fwd_pd_.dst_desc(), g.out);
+    set_up_forward_memory(g);
     if (!train_) return;
     if (relu_) relu_grad_ = FusedReluGrad(c, fwd_pd_.dst_desc());
-
-    // Backward data: diff_src and weights in the formats it likes (for a plain 3-channel input
-    // the forward's nchw src would get only the reference implementation; a blocked diff_src
-    // plus one reorder is much faster). A channels-last layer keeps channels-last gradients.
-    auto make_bd = [&](const memory::desc& diff_src_d, const memory::desc& diff_dst_d) {
-      return compat::conv_backward_data(c->engine, alg_, diff_src_d, w_any, diff_dst_d, strides,
-                                        pad_l, pad_r, fwd_pd_);
-    };
-    bwd_data_pd_ = make_bd(src_fmt, fwd_pd_.dst_desc());
-    if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(in), any_desc(out));
-    bwd_data_ = convolution_backward_data(bwd_data_pd_);
-    bd_w_in_ = Converter(c, bwd_data_pd_.weights_desc());
-    bd_diff_dst_in_ = Converter(c, bwd_data_pd_.diff_dst_desc());
-    bd_diff_src_out_ = Converter(c, bwd_data_pd_.diff_src_desc());
-    bd_w_m_ = Mem(*c, bwd_data_pd_.weights_desc());
-    bd_diff_dst_m_ = Mem(*c, bwd_data_pd_.diff_dst_desc());
-    bd_diff_src_m_ = Mem(*c, bwd_data_pd_.diff_src_desc());
-
-    // Backward weights (and bias): with the forward's src/diff_dst formats when oneDNN has an
-    // optimized implementation for them, else with the formats it prefers (small-channel layers
-    // with a plain src would otherwise get the reference implementation).
-    auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
-      return compat::conv_backward_weights(c->engine, alg_, src_d, w_any,
-                                           conv_bias_ ? b_desc : memory::desc(), diff_dst_d,
-                                           strides, pad_l, pad_r, fwd_pd_);
-    };
-    bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), fwd_pd_.dst_desc());
-    if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(in), any_desc(out));
-    bwd_w_ = convolution_backward_weights(bwd_w_pd_);
-    // Where oneDNN falls back to a GEMM per image (AVX2, kernel larger than the map), one GEMM
-    // over the batch instead, while its im2col matrix stays small (AlexNet's first layer at
-    // 224x224 would need 280 MB).
-    const double col_bytes = 4.0 * in.c * a.kh * a.kw * out.n * out.h * out.w;
-    if (is_gemm_fallback(bwd_w_pd_) && col_bytes <= kMaxBatchGemmColBytes)
-      batch_dw_ = std::make_unique<BatchGemmWeights>(c, a, in, out, conv_bias_);
-    bw_src_in_ = Converter(c, bwd_w_pd_.src_desc());
-    bw_diff_dst_in_ = Converter(c, bwd_w_pd_.diff_dst_desc());
-    bw_dw_out_ = Converter(c, bwd_w_pd_.diff_weights_desc());
-    bw_src_m_ = Mem(*c, bwd_w_pd_.src_desc());
-    bw_diff_dst_m_ = Mem(*c, bwd_w_pd_.diff_dst_desc());
-    bw_dw_m_ = Mem(*c, bwd_w_pd_.diff_weights_desc());
-    bw_db_m_ = Mem(*c, b_desc);
+    set_up_backward_data(g, f);
+    set_up_backward_weights(g, a);
   }
 
   // A residual epilogue runs in the kernel the plain convolution gets (else make_conv declines
@@ -215,6 +130,119 @@ class ConvOp final : public Op {
   }
 
  private:
+  convolution_forward::primitive_desc make_forward(const ConvGeometry& g, const ConvFormats& f, bool sum) const {
+    return compat::conv_forward(ctx_->engine, train_ ? prop_kind::forward_training : prop_kind::forward_inference, alg_,
+                                f.src, g.w_any, bias_ ? g.b_desc : memory::desc(), f.dst, g.strides, g.pad_l,
+                                g.pad_r, epilogue_attr(sum, relu_));
+  }
+
+  // Sets alg_ and fwd_pd_. 3x3 stride-1 layers with enough channels and an output of at least 4x4
+  // (its 4x4 tiles waste most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let
+  // oneDNN choose Winograd where its heuristics expect it to be faster (about 2x on AVX-512 for
+  // ResNet and AlexNet shapes, fwd and bwd), unless the context asks for direct convolution only.
+  void choose_algorithm(const ConvGeometry& g, const OpAttr& a, const ConvFormats& f) {
+    alg_ = algorithm::convolution_direct;
+    if (ctx_->conv_algorithm == ConvAlgorithm::Auto && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 &&
+        g.in.c >= 16 && g.out.c >= 16 && g.out.h >= 4 && g.out.w >= 4) {
+      alg_ = algorithm::convolution_auto;
+      fwd_pd_ = make_forward(g, f, residual_);
+      if (std::string(fwd_pd_.impl_info_str()).find("wino") == std::string::npos)
+        alg_ = algorithm::convolution_direct;
+    }
+    if (alg_ == algorithm::convolution_direct) fwd_pd_ = make_forward(g, f, residual_);
+  }
+
+  // The sum is worth it only where the kernel stays the one the plain convolution (its own dst
+  // format, no sum) gets: oneDNN 2.6 on AVX-512 runs resnet50's 1x1 convolutions onto a plain
+  // 1x1 map in its gemm fallback, 3-7x slower than brgemm (10.1 ms instead of 1.4).
+  bool residual_keeps_kernel(const ConvGeometry& g, const ConvFormats& f) const {
+    const ConvFormats plain{f.src, any_desc(g.out)};
+    return std::string(fwd_pd_.impl_info_str()) == make_forward(g, plain, false).impl_info_str();
+  }
+
+  // Blocked formats pad channels to the block (16 on AVX-512: 6 -> 16): LeNet's 6-channel maps
+  // would cost the following ReLU, pooling and their backward 2.7x the memory traffic, and
+  // backward weights of a 6-channel input falls back to an AVX2 kernel. Where the padding wastes
+  // more than a quarter of a tensor, channels-last (unpadded, with its own optimized kernels) is
+  // used instead: measured for LeNet-5's conv2, backward weights 0.16 ms instead of 0.36 ms.
+  // AVX2's block is 8 (6 -> 8 wastes a quarter): there LeNet-5 stays blocked.
+  // Channels-last also where the blocked choice is the gemm fallback, which writes plain NCHW:
+  // the ops after it would get no JIT kernel (AlexNet's 11x11/4 first layer on AVX2: its max
+  // pool ran simple_nchw, 3.9 ms instead of 0.1).
+  void prefer_channels_last(const ConvGeometry& g, ConvFormats& f) {
+    const int block = fwd_pd_.dst_desc() == memory::desc(dims_of(g.out), dt::f32, tag::nChw8c) ? 8 : 16;
+    auto block_waste = [block](int channels) {
+      return 1.0 - channels / static_cast<double>(block * ((channels + block - 1) / block));
+    };
+    const bool wasteful = block_waste(g.out.c) > 0.25 || (g.in.c > 4 && block_waste(g.in.c) > 0.25);
+    const bool plain_gemm = is_gemm_fallback(fwd_pd_) && is_plain(fwd_pd_.dst_desc(), g.out);
+    if (!wasteful && !plain_gemm) return;
+    const ConvFormats last{memory::desc(dims_of(g.in), dt::f32, tag::nhwc),
+                           memory::desc(dims_of(g.out), dt::f32, tag::nhwc)};
+    const auto channels_last = make_forward(g, last, false);
+    if (is_reference_impl(channels_last)) return;
+    fwd_pd_ = channels_last;
+    f = last;
+  }
+
+  void set_up_forward_memory(const ConvGeometry& g) {
+    const ContextPtr& c = ctx_;
+    src_in_ = Converter(c, fwd_pd_.src_desc());
+    w_in_ = WeightCache(c, fwd_pd_.weights_desc());
+    w_plain_ = g.w_plain;
+    src_m_ = Mem(*c, fwd_pd_.src_desc());
+    w_m_ = Mem(*c, fwd_pd_.weights_desc());
+    b_m_ = Mem(*c, g.b_desc);
+    dst_m_ = Mem(*c, fwd_pd_.dst_desc());
+  }
+
+  // Backward data: diff_src and weights in the formats it likes (for a plain 3-channel input
+  // the forward's nchw src would get only the reference implementation; a blocked diff_src
+  // plus one reorder is much faster). A channels-last layer keeps channels-last gradients.
+  void set_up_backward_data(const ConvGeometry& g, const ConvFormats& f) {
+    const ContextPtr& c = ctx_;
+    auto make_bd = [&](const memory::desc& diff_src_d, const memory::desc& diff_dst_d) {
+      return compat::conv_backward_data(c->engine, alg_, diff_src_d, g.w_any, diff_dst_d, g.strides, g.pad_l,
+                                        g.pad_r, fwd_pd_);
+    };
+    bwd_data_pd_ = make_bd(f.src, fwd_pd_.dst_desc());
+    if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(g.in), any_desc(g.out));
+    bwd_data_ = convolution_backward_data(bwd_data_pd_);
+    bd_w_in_ = Converter(c, bwd_data_pd_.weights_desc());
+    bd_diff_dst_in_ = Converter(c, bwd_data_pd_.diff_dst_desc());
+    bd_diff_src_out_ = Converter(c, bwd_data_pd_.diff_src_desc());
+    bd_w_m_ = Mem(*c, bwd_data_pd_.weights_desc());
+    bd_diff_dst_m_ = Mem(*c, bwd_data_pd_.diff_dst_desc());
+    bd_diff_src_m_ = Mem(*c, bwd_data_pd_.diff_src_desc());
+  }
+
+  // Backward weights (and bias): with the forward's src/diff_dst formats when oneDNN has an
+  // optimized implementation for them, else with the formats it prefers (small-channel layers
+  // with a plain src would otherwise get the reference implementation).
+  void set_up_backward_weights(const ConvGeometry& g, const OpAttr& a) {
+    const ContextPtr& c = ctx_;
+    auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
+      return compat::conv_backward_weights(c->engine, alg_, src_d, g.w_any, conv_bias_ ? g.b_desc : memory::desc(),
+                                           diff_dst_d, g.strides, g.pad_l, g.pad_r, fwd_pd_);
+    };
+    bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), fwd_pd_.dst_desc());
+    if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(g.in), any_desc(g.out));
+    bwd_w_ = convolution_backward_weights(bwd_w_pd_);
+    // Where oneDNN falls back to a GEMM per image (AVX2, kernel larger than the map), one GEMM
+    // over the batch instead, while its im2col matrix stays small (AlexNet's first layer at
+    // 224x224 would need 280 MB).
+    const double col_bytes = 4.0 * g.in.c * a.kh * a.kw * g.out.n * g.out.h * g.out.w;
+    if (is_gemm_fallback(bwd_w_pd_) && col_bytes <= kMaxBatchGemmColBytes)
+      batch_dw_ = std::make_unique<BatchGemmWeights>(c, a, g.in, g.out, conv_bias_);
+    bw_src_in_ = Converter(c, bwd_w_pd_.src_desc());
+    bw_diff_dst_in_ = Converter(c, bwd_w_pd_.diff_dst_desc());
+    bw_dw_out_ = Converter(c, bwd_w_pd_.diff_weights_desc());
+    bw_src_m_ = Mem(*c, bwd_w_pd_.src_desc());
+    bw_diff_dst_m_ = Mem(*c, bwd_w_pd_.diff_dst_desc());
+    bw_dw_m_ = Mem(*c, bwd_w_pd_.diff_weights_desc());
+    bw_db_m_ = Mem(*c, g.b_desc);
+  }
+
   static constexpr double kMaxBatchGemmColBytes = 64.0 * 1024 * 1024;
 
   // oneDNN's backward weights (and bias).

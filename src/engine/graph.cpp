@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/op_kinds.hpp"
+
 namespace hpcnn {
 
 std::string Shape::str() const {
@@ -11,48 +13,9 @@ std::string Shape::str() const {
          std::to_string(w);
 }
 
-const char* op_kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::Input: return "input";
-    case OpKind::Conv: return "convolution";
-    case OpKind::BatchNorm: return "batch_norm";
-    case OpKind::Relu: return "relu";
-    case OpKind::Tanh: return "tanh";
-    case OpKind::MaxPool: return "pooling";
-    case OpKind::AvgPool: return "pooling";
-    case OpKind::GlobalAvgPool: return "pooling";
-    case OpKind::Lrn: return "lrn";
-    case OpKind::Dropout: return "dropout";
-    case OpKind::FullyConnected: return "fully_connected";
-    case OpKind::Add: return "add";
-    case OpKind::Flatten: return "flatten";
-    case OpKind::SoftmaxCrossEntropy: return "softmax_cross_entropy";
-  }
-  return "unknown";
-}
+const char* op_kind_name(OpKind kind) { return op_kind_facts(kind).profile_name; }
 
 namespace {
-
-// Short prefix for automatic node names ("conv3", "bn7").
-const char* name_prefix(OpKind kind) {
-  switch (kind) {
-    case OpKind::Input: return "input";
-    case OpKind::Conv: return "conv";
-    case OpKind::BatchNorm: return "bn";
-    case OpKind::Relu: return "relu";
-    case OpKind::Tanh: return "tanh";
-    case OpKind::MaxPool: return "maxpool";
-    case OpKind::AvgPool: return "avgpool";
-    case OpKind::GlobalAvgPool: return "gap";
-    case OpKind::Lrn: return "lrn";
-    case OpKind::Dropout: return "dropout";
-    case OpKind::FullyConnected: return "fc";
-    case OpKind::Add: return "add";
-    case OpKind::Flatten: return "flatten";
-    case OpKind::SoftmaxCrossEntropy: return "loss";
-  }
-  return "node";
-}
 
 int window_out(int in, int k, int s, int p, std::string_view name, const char* what) {
   if (k < 1 || s < 1 || p < 0)
@@ -122,7 +85,7 @@ Graph::Graph(Shape input_per_sample) {
 }
 
 std::string Graph::unique_name(OpKind kind, std::string name) {
-  if (name.empty()) name = name_prefix(kind) + std::to_string(nodes_.size());
+  if (name.empty()) name = op_kind_facts(kind).name_prefix + std::to_string(nodes_.size());
   for (const Node& n : nodes_)
     if (n.name == name) throw std::invalid_argument("duplicate layer name '" + name + "'");
   return name;

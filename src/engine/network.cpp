@@ -9,6 +9,7 @@
 
 #include "base/rng.hpp"
 #include "engine/memory_plan.hpp"
+#include "engine/op_kinds.hpp"
 
 namespace hpcnn {
 
@@ -45,16 +46,10 @@ int only_consumer(const Graph& g, int id, OpKind kind) {
   return users.size() == 1 && g.node(users[0]).kind == kind ? users[0] : 0;
 }
 
-// The ReLU that `id`'s op may compute too: its only consumer, when `id` is a Conv, BatchNorm,
-// FullyConnected or Add; else 0.
+// The ReLU that `id`'s op may compute too: its only consumer, when `id`'s kind takes a ReLU
+// (op_kinds.cpp); else 0.
 int fusable_relu(const Graph& g, int id) {
-  switch (g.node(id).kind) {
-    case OpKind::Conv:
-    case OpKind::BatchNorm:
-    case OpKind::FullyConnected:
-    case OpKind::Add: return only_consumer(g, id, OpKind::Relu);
-    default: return 0;
-  }
+  return op_kind_facts(g.node(id).kind).takes_relu ? only_consumer(g, id, OpKind::Relu) : 0;
 }
 
 // "convolution_batch_norm_add_relu": the kinds a fused op runs.
@@ -275,90 +270,125 @@ BufferLifetime Network::scratch_lifetime(int j, const Steps& t) const {
   return life;
 }
 
-void Network::allocate_tensors() {
-  Impl& s = *impl_;
-  const std::size_t count = graph_.nodes().size();
-  const Steps steps{static_cast<int>(count), options_.mode == Mode::Train};
-  // Every buffer the executor owns besides the network input and its gradient (always allocated:
-  // set_input and read_input_grad use them at any time).
+// Every buffer the executor owns besides the network input and its gradient (always allocated:
+// set_input and read_input_grad use them at any time), with its lifetime.
+struct Network::PlannedBuffers {
   std::vector<Tensor*> tensors;
   std::vector<BufferLifetime> lives;
-  auto add = [&](Tensor& t, BufferLifetime life) {
-    life.bytes = backend_.storage_bytes(t);
+  // A residual op writes over its shortcut's buffer: one buffer (`storage_of` the op that
+  // allocated it) then carries the values of both, and lives as long as either.
+  std::vector<int> storage_of;
+  std::vector<std::size_t> slot;  // the index in tensors of the node's own activation buffer
+  void add(Tensor& t, BufferLifetime life, const Backend& backend) {
+    life.bytes = backend.storage_bytes(t);
     tensors.push_back(&t);
     lives.push_back(life);
-  };
-  // A residual op writes over its shortcut's buffer: one buffer (`storage_of` the op that allocated
-  // it) then carries the values of both, and lives as long as either.
-  std::vector<int> storage_of(count, 0);
-  std::vector<std::size_t> slot(count, 0);
-  for (std::size_t i = 1; i < count; ++i) {
+  }
+};
+
+void Network::allocate_tensors() {
+  const std::size_t count = graph_.nodes().size();
+  const Steps steps{static_cast<int>(count), options_.mode == Mode::Train};
+  PlannedBuffers b;
+  b.storage_of.assign(count, 0);
+  b.slot.assign(count, 0);
+  collect_activations(b, steps);
+  if (steps.train) collect_gradients(b, steps);
+  place_buffers(b);
+  mark_kept_values(b, steps);
+  share_storage(b, steps);
+}
+
+void Network::collect_activations(PlannedBuffers& b, const Steps& steps) {
+  Impl& s = *impl_;
+  for (std::size_t i = 1; i < b.storage_of.size(); ++i) {
     if (!s.ops[i]) continue;
     const BufferLifetime life = activation_lifetime(static_cast<int>(i), steps);
     if (!s.shortcut_of[i]) {
-      storage_of[i] = static_cast<int>(i);
-      slot[i] = tensors.size();
-      add(s.acts[i], life);
+      b.storage_of[i] = static_cast<int>(i);
+      b.slot[i] = b.tensors.size();
+      b.add(s.acts[i], life, backend_);
       continue;
     }
-    storage_of[i] = storage_of[static_cast<std::size_t>(op_node(s.fused_into, s.shortcut_of[i]))];
-    BufferLifetime& shared = lives[slot[static_cast<std::size_t>(storage_of[i])]];
+    b.storage_of[i] = b.storage_of[static_cast<std::size_t>(op_node(s.fused_into, s.shortcut_of[i]))];
+    BufferLifetime& shared = b.lives[b.slot[static_cast<std::size_t>(b.storage_of[i])]];
     if (backend_.storage_bytes(s.acts[i]) != shared.bytes)
       throw std::logic_error("residual fusion: node '" + graph_.node(static_cast<int>(i)).name +
                              "' writes over a shortcut of another size");
     shared.first = std::min(shared.first, life.first);
     shared.last = std::max(shared.last, life.last);
   }
-  if (steps.train) {
-    for (std::size_t i = 1; i < count; ++i)
-      if (s.diff_owner[i] == static_cast<int>(i)) add(s.diffs[i], gradient_lifetime(static_cast<int>(i), steps));
-    for (std::size_t j = 0; j < count; ++j)
-      if (s.scratch[j].shape.count() && std::any_of(s.accumulate_into.begin(), s.accumulate_into.end(), [&](const std::vector<int>& v) { return std::find(v.begin(), v.end(), static_cast<int>(j)) != v.end(); }))
-        add(s.scratch[j], scratch_lifetime(static_cast<int>(j), steps));
-    if (s.diff_owner[0] == 0) backend_.allocate(s.diffs[0]);
-  }
+}
 
-  const MemoryPlan plan = plan_memory(lives);
+void Network::collect_gradients(PlannedBuffers& b, const Steps& steps) {
+  Impl& s = *impl_;
+  const std::size_t count = b.storage_of.size();
+  for (std::size_t i = 1; i < count; ++i)
+    if (s.diff_owner[i] == static_cast<int>(i)) b.add(s.diffs[i], gradient_lifetime(static_cast<int>(i), steps), backend_);
+  auto accumulates_into = [&](int j) {
+    return std::any_of(s.accumulate_into.begin(), s.accumulate_into.end(),
+                       [j](const std::vector<int>& v) { return std::find(v.begin(), v.end(), j) != v.end(); });
+  };
+  for (std::size_t j = 0; j < count; ++j)
+    if (s.scratch[j].shape.count() && accumulates_into(static_cast<int>(j)))
+      b.add(s.scratch[j], scratch_lifetime(static_cast<int>(j), steps), backend_);
+  if (s.diff_owner[0] == 0) backend_.allocate(s.diffs[0]);
+}
+
+// One arena laid out by the memory plan, or a buffer each.
+void Network::place_buffers(PlannedBuffers& b) {
+  Impl& s = *impl_;
+  const MemoryPlan plan = plan_memory(b.lives);
   memory_.unplanned_bytes = plan.unplanned_bytes;
-  memory_.bound_bytes = live_bytes_bound(lives);
-  if (options_.memory_plan) {
-    if (const std::string bad = check_plan(lives, plan); !bad.empty())
-      throw std::logic_error("memory plan: " + bad);
-    s.arena = backend_.alloc_bytes(std::max<std::size_t>(plan.arena_bytes, 1));
-    for (std::size_t k = 0; k < tensors.size(); ++k) {
-      tensors[k]->bytes = lives[k].bytes;
-      tensors[k]->storage = s.arena;
-      tensors[k]->data = reinterpret_cast<float*>(static_cast<char*>(s.arena.get()) + plan.offsets[k]);
-    }
-    memory_.planned_bytes = plan.arena_bytes;
-  } else {
-    for (Tensor* t : tensors) backend_.allocate(*t);
+  memory_.bound_bytes = live_bytes_bound(b.lives);
+  if (!options_.memory_plan) {
+    for (Tensor* t : b.tensors) backend_.allocate(*t);
     memory_.planned_bytes = plan.unplanned_bytes;
+    return;
   }
-  // What is readable after a step: with the plan, only the values it keeps to the end.
+  if (const std::string bad = check_plan(b.lives, plan); !bad.empty()) throw std::logic_error("memory plan: " + bad);
+  s.arena = backend_.alloc_bytes(std::max<std::size_t>(plan.arena_bytes, 1));
+  for (std::size_t k = 0; k < b.tensors.size(); ++k) {
+    b.tensors[k]->bytes = b.lives[k].bytes;
+    b.tensors[k]->storage = s.arena;
+    b.tensors[k]->data = reinterpret_cast<float*>(static_cast<char*>(s.arena.get()) + plan.offsets[k]);
+  }
+  memory_.planned_bytes = plan.arena_bytes;
+}
+
+// What is readable after a step: with the plan, only the values it keeps to the end.
+void Network::mark_kept_values(const PlannedBuffers& b, const Steps& steps) {
+  Impl& s = *impl_;
+  const std::size_t count = b.storage_of.size();
   s.act_kept.assign(count, true);
   s.grad_kept.assign(count, true);
-  for (std::size_t k = 0; k < tensors.size(); ++k) {
-    if (!options_.memory_plan || lives[k].last >= steps.end()) continue;
-    const Tensor* t = tensors[k];
+  for (std::size_t k = 0; k < b.tensors.size(); ++k) {
+    if (!options_.memory_plan || b.lives[k].last >= steps.end()) continue;
+    const Tensor* t = b.tensors[k];
     if (t >= s.acts.data() && t < s.acts.data() + count) s.act_kept[static_cast<std::size_t>(t - s.acts.data())] = false;
-    if (steps.train && t >= s.diffs.data() && t < s.diffs.data() + count) s.grad_kept[static_cast<std::size_t>(t - s.diffs.data())] = false;
+    if (steps.train && t >= s.diffs.data() && t < s.diffs.data() + count)
+      s.grad_kept[static_cast<std::size_t>(t - s.diffs.data())] = false;
   }
   for (std::size_t i = 1; i < count; ++i) {
-    if (s.shortcut_of[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(storage_of[i])];
+    if (s.shortcut_of[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(b.storage_of[i])];
     if (s.fused_into[i]) s.act_kept[i] = s.act_kept[static_cast<std::size_t>(s.fused_into[i])];
     if (steps.train && s.diff_owner[i] >= 0) s.grad_kept[i] = s.grad_kept[static_cast<std::size_t>(s.diff_owner[i])];
   }
+}
 
-  // The nodes that share another's tensor get its storage now: residual ops their shortcut's (in
-  // node order, so a chain of them ends at the op that allocated it), then the fused nodes.
+// The nodes that share another's tensor get its storage now: residual ops their shortcut's (in
+// node order, so a chain of them ends at the op that allocated it), then the fused nodes.
+void Network::share_storage(const PlannedBuffers& b, const Steps& steps) {
+  Impl& s = *impl_;
+  const std::size_t count = b.storage_of.size();
   for (std::size_t i = 1; i < count; ++i)
-    if (s.shortcut_of[i]) s.acts[i] = s.acts[static_cast<std::size_t>(storage_of[i])];  // same shape, layout
+    if (s.shortcut_of[i]) s.acts[i] = s.acts[static_cast<std::size_t>(b.storage_of[i])];  // same shape, layout
   for (std::size_t i = 1; i < count; ++i)
     if (s.fused_into[i]) s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
-  if (steps.train)
-    for (std::size_t i = 1; i < count; ++i)
-      if (s.diff_owner[i] >= 0 && s.diff_owner[i] != static_cast<int>(i)) s.diffs[i] = s.diffs[static_cast<std::size_t>(s.diff_owner[i])];
+  if (!steps.train) return;
+  for (std::size_t i = 1; i < count; ++i)
+    if (s.diff_owner[i] >= 0 && s.diff_owner[i] != static_cast<int>(i))
+      s.diffs[i] = s.diffs[static_cast<std::size_t>(s.diff_owner[i])];
 }
 
 // Inference: the residual Add that `last` (the end of node id's Conv [-> BatchNorm]) is the only

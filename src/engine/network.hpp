@@ -130,12 +130,18 @@ class Network {
  private:
   struct Impl;
   struct Steps;
+  struct PlannedBuffers;
   std::unique_ptr<Op> make_fused(int node);  // nullptr: nothing to fuse, or the backend does not
   std::pair<int, int> residual_of(int node, int last) const;  // {Add, shortcut} or {0, 0}
   std::unique_ptr<Op> make_residual(int node, int bn, int add, int shortcut);
   void record_fused(int node, int bn, int add, int relu);
   void route_gradients();   // which tensor each backward writes, which are summed (no memory yet)
   void allocate_tensors();  // the memory plan, or a buffer each
+  void collect_activations(PlannedBuffers& b, const Steps& steps);
+  void collect_gradients(PlannedBuffers& b, const Steps& steps);
+  void place_buffers(PlannedBuffers& b);
+  void mark_kept_values(const PlannedBuffers& b, const Steps& steps);
+  void share_storage(const PlannedBuffers& b, const Steps& steps);
   BufferLifetime activation_lifetime(int node, const Steps& steps) const;
   BufferLifetime gradient_lifetime(int owner, const Steps& steps) const;
   BufferLifetime scratch_lifetime(int node, const Steps& steps) const;
