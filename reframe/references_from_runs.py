@@ -5,19 +5,24 @@
     reframe/references_from_runs.py --system local:default results/reference/mybox/smoke
 
 RUN_DIRs hold several runs of the tests' points (a blessed acceptance reference of the same size
-has them: jobscripts/acceptance.sh BLESS=1). hpcnn-summary --stability gives each point's
-geometric mean over the runs and the smallest change a new run can be shown to differ by (at
-family level --alpha over the tests' points); the reference is [mean, -max(floor, that change),
-null, unit]: a run below it is beyond what the noise of this system explains. The entries of the
-system:partition are replaced in references.json (or --out); the other systems' are kept.
-A point without runs enough to measure its spread (fewer than --min-runs) is an error (exit 2).
+has them: jobscripts/acceptance.sh BLESS=1, each run several rounds). A ReFrame test runs its
+point once and compares that one figure with [value, lower, upper]: so the reference is made of
+the figures such a single execution reports, one per result file. The value is their median; the
+lower bound is where the figures' own spread puts a single execution with probability --alpha
+shared over the tests (a log-normal spread: the median times exp(mean - z * sd) of the logs, z the
+normal quantile of 1 - alpha / tests), and never closer than --floor. A run below it is beyond what
+the noise of this system explains. The entries of the system:partition are replaced in
+references.json (or --out); the other systems' are kept. A point with fewer than --min-runs
+figures is an error (exit 2).
 """
 import argparse
 import csv
 import io
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -25,15 +30,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from hpcnn_points import SIZES, performance_points  # noqa: E402
 
+# The figures and the fields the tests' points are told apart by, as the tests read them.
+COLUMNS = 'suite,model,backend,dataset,exchange,batch,size_bytes,size,img_per_s,busbw_gbs,gflops'
+
 
 def fail(message, status=2):
     print(f'{os.path.basename(sys.argv[0])}: {message}', file=sys.stderr)
     sys.exit(status)
-
-
-def settings_of(text):
-    """'suite=hpcnn-train model=lenet5 ...' -> {'suite': 'hpcnn-train', 'model': 'lenet5', ...}"""
-    return dict(item.split('=', 1) for item in text.split() if '=' in item)
 
 
 def matches(settings, where):
@@ -50,12 +53,21 @@ def matches(settings, where):
     return True
 
 
-def stability_rows(summary, runs, alpha, min_runs):
-    cmd = [summary, '--stability', '--format', 'csv', '--alpha', str(alpha), '--min-runs', str(min_runs)] + runs
+def figures_of(summary, runs):
+    """Every result file's figures: hpcnn-summary's CSV rows over all RUN_DIRs (one row per point and file)."""
+    cmd = [summary, '--format', 'csv', '--columns', COLUMNS] + runs
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         fail(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f'{" ".join(cmd)} exited {done.returncode}')
-    return list(csv.DictReader(io.StringIO(done.stdout)))
+    return list(csv.DictReader(line for line in io.StringIO(done.stdout) if line.strip() and not line.startswith('#')))
+
+
+def lower_bound(figures, z, floor):
+    """(median, lower bound as a negative fraction) of single-execution figures."""
+    med = statistics.median(figures)
+    logs = [math.log(f / med) for f in figures]
+    low = math.exp(statistics.fmean(logs) - z * statistics.stdev(logs)) - 1.0
+    return med, min(-floor, low)
 
 
 def main():
@@ -63,8 +75,8 @@ def main():
     ap.add_argument('--system', required=True, help='system:partition the references are for')
     ap.add_argument('--size', default='smoke', choices=sorted(SIZES))
     ap.add_argument('--floor', type=float, default=0.05, help='narrowest lower bound (fraction)')
-    ap.add_argument('--alpha', type=float, default=0.05, help='family-wise false-alarm rate over the tests')
-    ap.add_argument('--min-runs', type=int, default=3)
+    ap.add_argument('--alpha', type=float, default=0.05, help='false-alarm rate of one execution, shared over the tests')
+    ap.add_argument('--min-runs', type=int, default=3, help='fewest figures a point needs')
     ap.add_argument('--hpcnn-summary', default=shutil.which('hpcnn-summary') or os.path.join(HERE, '..', 'hpcnn-summary'))
     ap.add_argument('--out', default=os.environ.get('HPCNN_RFM_REFERENCES', os.path.join(HERE, 'references.json')))
     ap.add_argument('runs', nargs='+', metavar='RUN_DIR')
@@ -74,19 +86,18 @@ def main():
     for run in args.runs:
         if not os.path.isdir(run):
             fail(f"no run folder '{run}'")
-    rows = stability_rows(args.hpcnn_summary, args.runs, args.alpha, args.min_runs)
+    rows = figures_of(args.hpcnn_summary, args.runs)
+    points = performance_points(args.size)
+    z = statistics.NormalDist().inv_cdf(1.0 - args.alpha / len(points))
     entries = {}
-    for name, variable, unit, where in performance_points(args.size):
-        found = [r for r in rows if r['metric'] == variable and matches(settings_of(r['settings']), where)]
-        if len(found) != 1:
-            fail(f'{name}: {len(found)} points with {variable} where {where} in the runs, want 1')
-        row = found[0]
-        if not row['detectable']:
-            fail(f'{name}: one run of its point: no spread to bound it by')
-        lower = max(args.floor, float(row['detectable']))
-        entries[name] = {variable: [float(row['figure']), -round(lower, 4), None, unit]}
-        print(f'{name}: {variable} {float(row["figure"]):.4g} {unit}, lower bound -{100 * lower:.1f}% '
-              f'(runs spread {100 * float(row["spread"]):.2f}%)')
+    for name, variable, unit, where in points:
+        figures = [float(r[variable]) for r in rows if r.get(variable) and matches(r, where)]
+        if len(figures) < args.min_runs:
+            fail(f'{name}: {len(figures)} figures of its point in the runs, want at least {args.min_runs}')
+        value, lower = lower_bound(figures, z, args.floor)
+        entries[name] = {variable: [round(value, 6), round(lower, 4), None, unit]}
+        print(f'{name}: {variable} {value:.4g} {unit}, lower bound {100 * lower:.1f}% '
+              f'({len(figures)} figures, {100 * (min(figures) / value - 1):.1f}% to {100 * (max(figures) / value - 1):+.1f}%)')
     try:
         with open(args.out) as f:
             table = json.load(f)
