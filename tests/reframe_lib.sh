@@ -3,7 +3,7 @@
 # $HPCNN_REFRAME_VENV, else /var/cache/hpcnn/reframe-venv where /var/cache is writable, else
 # .reframe-venv in the build folder (make distclean removes it). It is built in place under a
 # lock (a venv cannot be moved) and counts as ready only once its .complete mark is written, so a
-# broken install is redone, not used. No PyPI: exit 77 with the reason; other failures are failures.
+# broken install is redone, not used. No package index: exit 77 with the reason; other failures are failures.
 reframe_spec='reframe-hpc>=4.6,<5'
 reframe_venv() {
   local venv=${HPCNN_REFRAME_VENV:-}
@@ -21,12 +21,16 @@ reframe_venv() {
     echo "+ installing $reframe_spec into $venv (once; later runs reuse it)"
     python3 -m venv "$venv" || { echo "FAIL: python3 -m venv $venv failed (python3-venv installed?)"; rm -rf "$venv"; exit 1; }
     if ! timeout 300 "$venv/bin/pip" install --disable-pip-version-check -q "$reframe_spec"; then
-      rm -rf "$venv"
-      if ! timeout 30 python3 -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/reframe-hpc/", timeout=20)' 2>/dev/null &&
-         [ -z "${PIP_INDEX_URL:-}" ]; then
-        echo "SKIP: PyPI (https://pypi.org) is unreachable from here: cannot install $reframe_spec"; exit 77
+      # Can pip reach its index at all? Asked through the venv's pip (its own index settings apply).
+      local probe
+      probe=$(mktemp -d)
+      if ! timeout 120 "$venv/bin/pip" download --no-deps --no-cache-dir --disable-pip-version-check -q -d "$probe" \
+           "$reframe_spec" >/dev/null 2>&1; then
+        rm -rf "$probe" "$venv"
+        echo "SKIP: pip cannot reach its package index from here: cannot install $reframe_spec"; exit 77
       fi
-      echo "FAIL: pip install $reframe_spec failed although PyPI answers"; exit 1
+      rm -rf "$probe" "$venv"
+      echo "FAIL: pip install $reframe_spec failed although pip can download it"; exit 1
     fi
     echo "$reframe_spec" > "$venv/.complete"
   fi
