@@ -10,35 +10,20 @@ bench/acceptance_noise.sh uses it to measure the ReFrame references' false alarm
 on the same nights as the acceptance verdicts.
 """
 import argparse
-import csv
-import io
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'reframe'))
-from hpcnn_points import performance_points  # noqa: E402
-
-COLUMNS = 'suite,model,backend,dataset,exchange,batch,size_bytes,size,img_per_s,busbw_gbs,gflops'
-
+from hpcnn_points import matches, performance_points, summary_figures  # noqa: E402
 
 def figures(run):
-    summary = os.path.join(os.environ.get('HPCNN_BIN', os.path.join(HERE, '..')), 'hpcnn-summary')
-    out = subprocess.run([summary, '--format', 'csv', '--columns', COLUMNS, run], capture_output=True, text=True).stdout
-    return list(csv.DictReader(line for line in io.StringIO(out) if line.strip() and not line.startswith('#')))
-
-
-def matches(row, where):
-    for name, want in where.items():
-        try:
-            if float(row.get(name, '')) != float(want):
-                return False
-        except ValueError:
-            if row.get(name) != str(want):
-                return False
-    return True
+    """The run's rows; none when hpcnn-summary cannot read it (every test then has no figure)."""
+    try:
+        return summary_figures(os.path.join(os.environ.get('HPCNN_BIN', os.path.join(HERE, '..')), 'hpcnn-summary'), [run])
+    except RuntimeError:
+        return []
 
 
 def main():

@@ -5,6 +5,14 @@ points; references_from_runs.py turns measured runs of the same points into refe
 The smoke and nightly sizes are those of one round of the acceptance sets (jobscripts/acceptance.sh): the
 same iterations, warm-up and minimum time, so a blessed acceptance reference measures them too.
 """
+import csv
+import io
+import subprocess
+
+# One table whatever the suites: hpcnn-summary --columns gives a single CSV over all files; the
+# tests, their references and their bounds all read it.
+SUMMARY_COLUMNS = ('suite,model,backend,dataset,exchange,ranks,batch,size_bytes,size,'
+                   'img_per_s,busbw_gbs,gflops,test_acc,wrong,status')
 
 # Per size: iterations, warm-up, minimum timed seconds, model, allreduce sizes (the largest is the
 # performance variable), SGEMM size.
@@ -38,3 +46,32 @@ def performance_points(size):
     points.append((f'HpcnnScale %size={size}', 'img_per_s', 'images/s',
                    {'suite': 'hpcnn-scale', 'model': 'lenet5', 'exchange': 'ring', 'batch': 32}))
     return points
+
+
+def csv_rows(lines):
+    """The rows of hpcnn-summary's CSV (comment and blank lines skipped)."""
+    return list(csv.DictReader(line for line in lines if line.strip() and not line.startswith('#')))
+
+
+def matches(row, where):
+    """True when the row's fields have the values of `where` (numbers compared as numbers)."""
+    for name, want in where.items():
+        have = row.get(name, '')
+        try:
+            if float(have) != float(want):
+                return False
+        except ValueError:
+            if have != str(want):
+                return False
+    return True
+
+
+def summary_figures(summary, paths):
+    """hpcnn-summary's CSV rows over result files or folders: one row per point and file. Raises
+    RuntimeError with hpcnn-summary's last error line when it fails."""
+    cmd = [summary, '--format', 'csv', '--columns', SUMMARY_COLUMNS] + list(paths)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        err = done.stderr.strip().splitlines()
+        raise RuntimeError(err[-1] if err else f'{" ".join(cmd)} exited {done.returncode}')
+    return csv_rows(io.StringIO(done.stdout))

@@ -16,50 +16,21 @@ references.json (or --out); the other systems' are kept. A point with fewer than
 figures is an error (exit 2).
 """
 import argparse
-import csv
-import io
 import json
 import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hpcnn_points import SIZES, performance_points  # noqa: E402
-
-# The figures and the fields the tests' points are told apart by, as the tests read them.
-COLUMNS = 'suite,model,backend,dataset,exchange,batch,size_bytes,size,img_per_s,busbw_gbs,gflops'
+from hpcnn_points import SIZES, matches, performance_points, summary_figures  # noqa: E402
 
 
 def fail(message, status=2):
     print(f'{os.path.basename(sys.argv[0])}: {message}', file=sys.stderr)
     sys.exit(status)
-
-
-def matches(settings, where):
-    for name, want in where.items():
-        have = settings.get(name)
-        if have is None:
-            return False
-        try:
-            if float(have) != float(want):
-                return False
-        except ValueError:
-            if have != str(want):
-                return False
-    return True
-
-
-def figures_of(summary, runs):
-    """Every result file's figures: hpcnn-summary's CSV rows over all RUN_DIRs (one row per point and file)."""
-    cmd = [summary, '--format', 'csv', '--columns', COLUMNS] + runs
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        fail(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f'{" ".join(cmd)} exited {done.returncode}')
-    return list(csv.DictReader(line for line in io.StringIO(done.stdout) if line.strip() and not line.startswith('#')))
 
 
 def lower_bound(figures, z, floor):
@@ -86,7 +57,10 @@ def main():
     for run in args.runs:
         if not os.path.isdir(run):
             fail(f"no run folder '{run}'")
-    rows = figures_of(args.hpcnn_summary, args.runs)
+    try:
+        rows = summary_figures(args.hpcnn_summary, args.runs)
+    except RuntimeError as e:
+        fail(str(e))
     points = performance_points(args.size)
     z = statistics.NormalDist().inv_cdf(1.0 - args.alpha / len(points))
     entries = {}

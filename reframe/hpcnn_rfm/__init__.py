@@ -7,7 +7,6 @@ non-zero) and every row's status `ok` with no wrong element. Performance variabl
 that CSV; references come from references.json (per test, per system:partition, with lower and
 upper bounds), or the file named by $HPCNN_RFM_REFERENCES.
 """
-import csv
 import json
 import os
 
@@ -17,12 +16,12 @@ import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
+# reframe/ (this package's parent) is on sys.path: the checks put it there.
+from hpcnn_points import SUMMARY_COLUMNS, csv_rows, matches  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-# One table whatever the suites: hpcnn-summary --columns gives a single CSV over all files.
-SUMMARY_COLUMNS = ('suite,model,backend,dataset,exchange,ranks,batch,size_bytes,size,'
-                   'img_per_s,busbw_gbs,gflops,test_acc,wrong,status')
 EXIT_MARK = 'hpcnn exit status:'
 
 
@@ -41,28 +40,15 @@ def _default_jobscripts():
 
 
 def summary_rows(path):
-    """The rows of hpcnn-summary --format csv --columns ... (comment and blank lines skipped)."""
+    """The rows of the CSV file hpcnn-summary wrote."""
     with open(path, newline='') as f:
-        lines = [line for line in f if line.strip() and not line.startswith('#')]
-    return list(csv.DictReader(lines))
-
-
-def _matches(row, where):
-    for name, want in where.items():
-        have = row.get(name, '')
-        try:
-            if float(have) != float(want):
-                return False
-        except ValueError:
-            if have != str(want):
-                return False
-    return True
+        return csv_rows(f)
 
 
 @sn.deferrable
 def figure(path, column, **where):
     """The column's value in the one row of the CSV that matches `where` (an error otherwise)."""
-    rows = [r for r in summary_rows(path) if _matches(r, where) and r.get(column)]
+    rows = [r for r in summary_rows(path) if matches(r, where) and r.get(column)]
     if len(rows) != 1:
         raise sn.SanityError(f'{path}: {len(rows)} rows with {column} where {where}, want 1')
     return float(rows[0][column])
