@@ -2,7 +2,9 @@
 # False alarms and detection, reduced (bench/acceptance_noise.sh measures them at length; the
 # figures are in docs/ACCEPTANCE.md): a reference of 6 runs of the smoke set at short points, then
 # 8 nights, no retries:
-#  - 5 unchanged nights: none may fail;
+#  - 5 unchanged nights: at most one may fail (the goal, docs/ACCEPTANCE.md, is at most one night
+#    in 20; five nights cannot tell 1 in 20 from 1 in 10, so one false alarm is allowed, two are
+#    not: a verdict that fails unchanged nights as a rule still fails this test);
 #  - 3 nights with a slowdown injected: training 2x slower (HPCNN_TEST_SLOWDOWN), SGEMM 2x slower,
 #    and the whole night pinned to one core (training's two threads share it): each must fail,
 #    with the slowed suite's points among its REGRESSION verdicts.
@@ -33,7 +35,9 @@ night() {
   local failures
   failures=$(grep '^failure:' "$out/$name/verdict.txt" 2>/dev/null | cut -c1-160)
   if [ "$expect" = pass ] && [ "$status" != 0 ]; then
-    echo "FAIL: unchanged night $name exited $status:"; echo "$failures"; fail=1
+    false_alarms=$((false_alarms + 1))
+    echo "false alarm ($false_alarms): unchanged night $name exited $status:"; echo "$failures"
+    [ "$false_alarms" -le 1 ] || { echo "FAIL: $false_alarms of the unchanged nights failed, at most 1 may"; fail=1; }
   elif [ "$expect" = fail ] && { [ "$status" != 1 ] || ! grep -q "^failure: REGRESSION: suite=$suite " "$out/$name/verdict.txt"; }; then
     echo "FAIL: slowed night $name exited $status without a REGRESSION of $suite:"; echo "$failures"
     grep -E "suite=$suite " "$out/$name/verdict.txt"; fail=1
@@ -41,6 +45,7 @@ night() {
     echo "ok:   night $name ($expect): exit $status, $(grep -c '^failure:' "$out/$name/verdict.txt" 2>/dev/null) failing verdicts"
   fi
 }
+false_alarms=0
 night unchanged-1 pass -
 night slow-train fail hpcnn-train HPCNN_TEST_SLOWDOWN=hpcnn-train:100%
 night unchanged-2 pass -

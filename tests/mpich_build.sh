@@ -30,6 +30,9 @@ step "make -j$jobs" "$out/make.log" "$make" -j"$jobs"
 libs=$(ldd ./hpcnn-scale)
 grep -q 'libmpich' <<<"$libs" && ! grep -q 'libmpi\.so' <<<"$libs" ||
   { echo "FAIL: hpcnn-scale is not linked with MPICH alone:"; grep -i mpi <<<"$libs"; fail=1; }
-# The tests of this build, launched with its mpiexec (CTestTestfile.cmake hands it over).
-run "$make" -j"$jobs" check CTEST_FLAGS="-L mpi -LE 'slow|gpu|cluster|build'"
+# The tests of this build, launched with its mpiexec (CTestTestfile.cmake hands it over); of the
+# test programs, only those these tests run are built (the unit tests do not depend on the MPI).
+step "make the MPI tests' programs" "$out/make_tests.log" "$make" -j"$jobs" CTestTestfile.cmake \
+  tests/result_checker tests/make_image_files tests/test_collectives
+run ctest --output-on-failure -L mpi -LE 'slow|gpu|cluster|build'
 exit $fail

@@ -152,6 +152,12 @@ class PlanVsNoPlan : public ::testing::TestWithParam<std::tuple<std::string, Pla
 
 TEST_P(PlanVsNoPlan, TrainingGivesTheSameNumbers) {
   const auto& [variant, pc, fuse] = GetParam();
+  // The reference backend (slow: 30 s for one ResNet-50 case here) fuses nothing, so its fused
+  // network is its unfused one; and its ResNet-50 plan is ResNet-18's kind of plan (the same
+  // operations, residual blocks of another shape), checked on the faster CPU backends.
+  if (variant == "reference" && fuse) GTEST_SKIP() << "the reference backend fuses nothing: same as unfused";
+  if (variant == "reference" && pc.model.rfind("resnet50", 0) == 0)
+    GTEST_SKIP() << "ResNet-50's plan checked on the faster CPU backends";
   const test::BackendVariant& v = test::find_variant(variant);
   ModelConfig cfg;
   cfg.input = {1, 3, pc.image, pc.image};

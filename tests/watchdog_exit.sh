@@ -7,7 +7,8 @@
 #    thread prints ONE line naming the stopped rank and ends its process without calling MPI; the
 #    launcher then ends the job within 30 s, no rank left running (the stopped one included), no
 #    result file. The job's exit status is the launcher's: Open MPI's mpirun returns the rank's 1;
-#    MPICH's hydra returns 9, the SIGKILL it sends the other ranks once one has exited non-zero.
+#    MPICH's hydra returns the rank's 1 or 9, the SIGKILL it sends the other ranks once one has
+#    exited non-zero, whichever it sees first (both happen here, run to run).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 cleanup() {
   local p
@@ -36,8 +37,8 @@ left=$(pgrep -f -- "--output $out/hang" | wc -l)
 line=$(grep 'watchdog:' "$out/hang.err")
 echo "exit $status after $elapsed s, $left process(es) left: $line"
 want=1
-[ "$mpi_kind" = hydra ] && want=9
-[ "$status" = "$want" ] && [ "$elapsed" -le 30 ] ||
+[ "$mpi_kind" = hydra ] && want="1 or 9"
+[[ " ${want/or /} " == *" $status "* ]] && [ "$elapsed" -le 30 ] ||
   { echo "FAIL: exit $status after $elapsed s, want $want ($mpi_kind) within 30 s"; cat "$out/hang.err"; fail=1; }
 [ "$(grep -c 'watchdog:' "$out/hang.err")" = 1 ] && grep -q 'rank 1 (no answer' <<<"$line" ||
   { echo "FAIL: want one watchdog line naming rank 1"; cat "$out/hang.err"; fail=1; }
