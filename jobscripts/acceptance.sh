@@ -2,7 +2,7 @@
 # Acceptance test of a system (docs/ACCEPTANCE.md): runs one named set of points into a dated
 # folder, compares it with the system's reference results/reference/<SYSTEM>/<SET>/ (hpcnn-summary
 # --compare: a verdict per point and metric, tested against the reference's run-to-run spread,
-# --junit) and exits 0 when every verdict passes, 1 otherwise (a regression, a failed/wrong/
+# --junit, and a page to open in a browser, report.html: --html) and exits 0 when every verdict passes, 1 otherwise (a regression, a failed/wrong/
 # diverged point, a point missing on either side, a step that failed, no reference), 2 on bad usage
 # or an unusable reference (fewer runs than ACCEPT_MIN_RUNS, runs of several builds or machines).
 #
@@ -141,12 +141,12 @@ if ! check=$("$HPCNN_BIN/hpcnn-summary" --stability --min-runs "$MIN_RUNS" "$ref
 fi
 run_set "$OUT"
 status=0
-"$HPCNN_BIN/hpcnn-summary" --compare "$reference" --min-runs "$MIN_RUNS" --junit "$OUT/junit.xml" "${summary_args[@]}" \
-  "$OUT" > "$OUT/verdict.txt" || status=$?
+"$HPCNN_BIN/hpcnn-summary" --compare "$reference" --min-runs "$MIN_RUNS" --junit "$OUT/junit.xml" \
+  --html "$OUT/report.html" "${summary_args[@]}" "$OUT" > "$OUT/verdict.txt" || status=$?
 cat "$OUT/verdict.txt"
 if [ "$status" = 2 ]; then echo "${0##*/}: the reference $reference cannot be used (above): bless it again" >&2; exit 2; fi
 if [ "$status" != 0 ] || [ "$steps_failed" -gt 0 ]; then
-  echo "acceptance $SET on $SYSTEM: FAILED ($steps_failed step(s) failed; verdicts: $OUT/verdict.txt, $OUT/junit.xml)"
+  echo "acceptance $SET on $SYSTEM: FAILED ($steps_failed step(s) failed; verdicts: $OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html)"
   exit 1
 fi
-echo "acceptance $SET on $SYSTEM: passed ($OUT/verdict.txt, $OUT/junit.xml)"
+echo "acceptance $SET on $SYSTEM: passed ($OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html)"

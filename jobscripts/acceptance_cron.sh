@@ -16,9 +16,10 @@
 #   crontab -e:
 #     0 2 * * *  /opt/hpcnn/share/hpcnn/jobscripts/acceptance_cron.sh nightly mybox >> /var/log/hpcnn-acceptance.log 2>&1
 #
-# Writes, per night, HISTORY/<SYSTEM>/<SET>/<UTC date-time>/: the result files, verdict.txt and
-# junit.xml (against the reference), trend.txt, trend-junit.xml and, with gnuplot, trend.svg, and
-# night.txt (tonight's verdicts and the trend's, and the night's outcome).
+# Writes, per night, HISTORY/<SYSTEM>/<SET>/<UTC date-time>/: the result files, verdict.txt,
+# junit.xml and report.html (against the reference), trend.txt, trend-junit.xml, trend.html and,
+# with gnuplot, trend.svg, and night.txt (tonight's verdicts and the trend's, and the night's
+# outcome); and HISTORY/<SYSTEM>/<SET>/index.html, every night's outcome and pages, newest first.
 # A night still running when the next starts makes the next one exit 1 at once (a lock), so runs
 # never overlap and disturb each other's timings.
 # Environment (all optional):
@@ -55,7 +56,7 @@ OUT=$night "$jobscripts/acceptance.sh" "$SET" "$SYSTEM" || status=$?
 REFERENCE_DIR=${REFERENCE_DIR:-$jobscripts/../results/reference}
 reference=$REFERENCE_DIR/$SYSTEM/$SET
 read -ra summary_args <<<"${ACCEPT_SUMMARY_ARGS:-}"
-trend_args=(--trend "$TREND_RUNS" --junit "$night/trend-junit.xml")
+trend_args=(--trend "$TREND_RUNS" --junit "$night/trend-junit.xml" --html "$night/trend.html")
 command -v gnuplot >/dev/null && trend_args+=(--plot "$night/trend.svg")
 trend_dirs=("$history")
 [ -d "$reference" ] && trend_dirs=("$reference" "$history")
@@ -63,6 +64,31 @@ trend=0
 "$HPCNN_BIN/hpcnn-summary" "${trend_args[@]}" "${summary_args[@]}" "${trend_dirs[@]}" > "$night/trend.txt" || trend=$?
 cat "$night/trend.txt"
 [ "$trend" = 2 ] && exit 2
+
+# write_index: HISTORY/<SYSTEM>/<SET>/index.html, a page of every night (newest first): its outcome
+# from its night.txt, and links to its verdict page and trend page. Written whole, then renamed.
+write_index() {
+  local tmp=$history/.index.html.tmp n name outcome cls
+  {
+    echo '<!DOCTYPE html>'
+    echo '<html lang="en"><head><meta charset="utf-8">'
+    echo "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+    echo "<title>hpcnn acceptance: $SET on $SYSTEM</title>"
+    echo '<style>body{font-family:sans-serif;margin:1.5em} table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:0.2em 0.6em;text-align:left} tr.fail{background:#f9d3c0} tr.flagged{background:#fdf0b3}</style>'
+    echo "</head><body><h1>hpcnn acceptance: $SET on $SYSTEM</h1>"
+    echo '<table><thead><tr><th>night (UTC)</th><th>outcome</th><th>pages</th></tr></thead><tbody>'
+    for n in $(find "$history" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r); do
+      name=${n##*/}
+      if [ ! -s "$n/night.txt" ]; then outcome="incomplete (no night.txt)" cls=fail
+      elif grep -q '^failed' "$n/night.txt"; then outcome="FAILED: $(grep -c '^failed' "$n/night.txt") reason(s)" cls=fail
+      elif grep -q '^flagged' "$n/night.txt"; then outcome="passed, REGRESSION flagged tonight only" cls=flagged
+      else outcome=passed cls=ok
+      fi
+      echo "<tr class=\"$cls\"><td>$name</td><td>$outcome</td><td><a href=\"$name/report.html\">verdicts</a> <a href=\"$name/trend.html\">trend</a> <a href=\"$name/night.txt\">night.txt</a></td></tr>"
+    done
+    echo '</tbody></table></body></html>'
+  } > "$tmp" && mv -f "$tmp" "$history/index.html" || echo "${0##*/}: could not write $history/index.html" >&2
+}
 
 # regressions FILE: "SETTINGS METRIC" of every REGRESSION verdict in a verdict.txt.
 regressions() { [ -r "$1" ] && sed -n 's/^failure: REGRESSION: \(.*\) reference .*/\1/p' "$1"; }
@@ -85,6 +111,7 @@ failed=0
   [ "$trend" = 0 ] || { echo "failed: the trend (trend.txt)"; failed=1; }
 } > "$night/night.txt"
 cat "$night/night.txt"
+write_index
 if [ "$failed" != 0 ]; then
   echo "== acceptance $SET on $SYSTEM: FAILED ($night/night.txt)"
   exit 1

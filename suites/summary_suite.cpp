@@ -24,6 +24,7 @@
 #include "results/table_presets.hpp"
 #include "results/trend.hpp"
 #include "results/verdict.hpp"
+#include "suites/summary_page.hpp"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -47,6 +48,9 @@ const std::vector<OptionSpec>& summary_options() {
         {"by", OptType::String, false, "", "F,...", "sort (and so group) the rows by these fields, in order"},
         {"plot", OptType::String, false, "", "FILE.png|FILE.svg",
          "also draw the table with gnuplot (the tables below that say so)"},
+        {"html", OptType::String, false, "", "FILE",
+         "also write one self-contained page (opens offline) of what is printed: the verdicts failures first, the "
+         "trend, every table with its plot, each run's provenance and reproducer, the files left out and why"},
         {"compare", OptType::String, false, "", "BASELINE",
          "compare with the runs in BASELINE (file or directory); exit 1 on a regression"},
         {"tolerance", OptType::String, false, "", "[METRIC=]FRACTION",
@@ -107,7 +111,7 @@ struct Config {
   std::vector<std::string> paths;
   std::vector<std::pair<std::string, std::string>> where;
   std::vector<std::string> by;
-  std::string plot, compare, junit;
+  std::string plot, compare, junit, html;
   std::vector<std::string> metrics;  // empty: each point's default_metrics()
   Tolerances tolerances;
   std::size_t trend = 0;  // --trend N; 0: no trend
@@ -140,6 +144,14 @@ Config config_from(const Options& o) {
     std::error_code ec;
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
       throw UsageError("--plot: '" + c.plot + "': the folder '" + folder.string() + "' does not exist");
+  }
+  if (o.has("html")) {
+    c.html = o.str("html");
+    const std::filesystem::path folder = std::filesystem::path(c.html).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+      throw UsageError("--html: '" + c.html + "': the folder '" + folder.string() + "' does not exist");
+    if (o.flag("stability")) throw UsageError("--html: not with --stability (its table is text only)");
   }
   if (o.has("compare")) c.compare = o.str("compare");
   c.tolerances.floor = parse_tolerance(o.str("tolerance-floor"));
@@ -204,8 +216,9 @@ void print_help() {
 // and status 1; the others are still read. Every file is untrusted: it is parsed in a child
 // process (isolated_read.hpp), so one that hangs or crashes HDF5 cannot take the others down; as
 // many children at a time as this machine has cores, so a folder's damaged files cost their time
-// limit once, not one after the other. RuntimeError when there is no file at all.
-std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& status) {
+// limit once, not one after the other. RuntimeError when there is no file at all. With `page`,
+// the files left out are named there too.
+std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& status, SummaryPage* page = nullptr) {
   std::vector<std::string> files = find_result_files(paths);
   if (files.empty()) {
     std::string where;
@@ -236,6 +249,7 @@ std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& sta
     } else {
       std::fflush(stdout);
       std::fprintf(stderr, "%s: error: %s\n", kProgram, errors[i].c_str());
+      if (page) page->left_out(errors[i]);
       status = 1;
     }
   }
@@ -294,7 +308,8 @@ std::vector<Record> reference_rows(const Config& config, const TablePreset& tabl
 
 // --compare: the verdict table of every point and metric (verdict.hpp), and --junit; 1 when any
 // verdict is a failure (regression, status, a point missing on either side) or nothing matched.
-int compare_with_baseline(const Config& config, const std::vector<Record>& baseline, const std::vector<Record>& records) {
+int compare_with_baseline(const Config& config, const std::vector<Record>& baseline, const std::vector<Record>& records,
+                          SummaryPage* page) {
   int status = 0;
   std::vector<Record> now = records;
   rates_at(now, config.at);
@@ -319,6 +334,7 @@ int compare_with_baseline(const Config& config, const std::vector<Record>& basel
     write_junit(config.junit, verdicts);
     std::fprintf(stderr, "%s: JUnit verdicts written to %s\n", kProgram, config.junit.c_str());
   }
+  if (page) page->verdicts(config.compare, config.at == RateAt::P5 ? "5th-percentile" : "median", verdicts);
   if (failures > 0 || verdicts.empty()) status = 1;
   return status;
 }
@@ -371,7 +387,7 @@ int plot(const Config& config, const TablePreset& table, const std::vector<Recor
 
 // --trend N: every point and metric over the runs in time order (trend.hpp), the trend table,
 // --plot and --junit; 1 when any point's latest run is a failure (step, drift, status).
-int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
+int show_trend(const Config& config, const std::vector<ResultRun>& runs, SummaryPage* page) {
   const TablePreset& table = table_presets().front();  // one row per point, as --compare reads them
   // A run is a session's result files (a night, with its rounds; a file without a session alone),
   // started when its first file was.
@@ -402,9 +418,11 @@ int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
     verdicts.push_back(t.as_verdict());
     failures += is_failure(t.verdict);
   }
-  if (config.format != TableFormat::Csv)
-    std::printf("# trend over %zu runs: each run against the %zu runs before it, drift over the last %zu\n", sessions,
-                config.trend, 2 * config.trend);
+  char heading[160];
+  std::snprintf(heading, sizeof heading, "trend over %zu runs: each run against the %zu runs before it, drift over the last %zu",
+                sessions, config.trend, 2 * config.trend);
+  if (config.format != TableFormat::Csv) std::printf("# %s\n", heading);
+  if (page) page->trend(heading, trends);
   std::fputs(trend_table(trends, config.format).c_str(), stdout);
   if (config.format != TableFormat::Csv) {
     std::printf("trend: %zu points and metrics, %zu failures\n", trends.size(), failures);
@@ -429,6 +447,43 @@ int show_trend(const Config& config, const std::vector<ResultRun>& runs) {
   return status;
 }
 
+// The tables of the runs (one per kind of result, or --table), their plot, and --compare's verdicts.
+int show_tables(const Config& config, const std::vector<ResultRun>& runs, const std::vector<Record>& baseline,
+                SummaryPage* page) {
+  int status = 0;
+  const auto groups = tables_for(config, runs);
+  bool first = true;
+  for (const auto& [table, members] : groups) {
+    const std::vector<Record> records = rows_of(*table, members, config);
+    const std::vector<std::string> columns = config.columns.empty() ? parse_columns(table->columns) : config.columns;
+    // Files of several kinds: one table each, under a comment line naming it (csv readers skip '#').
+    if (groups.size() > 1) std::printf("%s# %s: %s\n", first ? "" : "\n", table->name, table->help);
+    first = false;
+    if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
+    if (page && !runs.empty()) page->table(*table, records, columns);
+    if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
+    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, baseline, records, page));
+  }
+  if (!config.plot.empty() && groups.size() > 1) {
+    std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);
+    status = 1;
+  }
+  return status;
+}
+
+// --html: the page, whole or not at all; 1 (and one line) when it cannot be written.
+int write_page(const Config& config, const SummaryPage& page) {
+  std::fflush(stdout);
+  try {
+    page.write(config.html);
+    std::fprintf(stderr, "%s: page written to %s\n", kProgram, config.html.c_str());
+    return 0;
+  } catch (const RuntimeError& e) {
+    std::fprintf(stderr, "%s: error: --html: %s\n", kProgram, e.what());
+    return 1;
+  }
+}
+
 int run(int argc, char** argv) {
   const Options o = parse_options(summary_options(), argc, argv);
   if (o.flag("help")) {
@@ -446,27 +501,20 @@ int run(int argc, char** argv) {
   std::vector<Record> baseline;
   if (!config.compare.empty())
     baseline = reference_rows(config, config.table ? *config.table : table_presets().front(), status);
-  const std::vector<ResultRun> runs = read_runs(config.paths, status);
-  if (config.trend > 0) return std::max(status, show_trend(config, runs));
+  std::optional<SummaryPage> page;
+  if (!config.html.empty()) page.emplace(config.paths);
+  SummaryPage* const on_page = page ? &*page : nullptr;
+  const std::vector<ResultRun> runs = read_runs(config.paths, status, on_page);
+  if (page) page->runs(runs);
   if (config.stability) return std::max(status, show_stability(config, runs));
-  const auto groups = tables_for(config, runs);
-  bool first = true;
-  for (const auto& [table, members] : groups) {
-    const std::vector<Record> records = rows_of(*table, members, config);
-    const std::vector<std::string> columns = config.columns.empty() ? parse_columns(table->columns) : config.columns;
-    // Files of several kinds: one table each, under a comment line naming it (csv readers skip '#').
-    if (groups.size() > 1) std::printf("%s# %s: %s\n", first ? "" : "\n", table->name, table->help);
-    first = false;
-    if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
-    if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
-    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, baseline, records));
-  }
-  if (!config.plot.empty() && groups.size() > 1) {
-    std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);
-    status = 1;
-  }
+  if (config.trend > 0)
+    status = std::max(status, show_trend(config, runs, on_page));
+  else
+    status = std::max(status, show_tables(config, runs, baseline, on_page));
+  if (page) status = std::max(status, write_page(config, *page));
   return status;
 }
+
 
 }  // namespace
 

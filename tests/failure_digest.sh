@@ -16,7 +16,8 @@ cut -d: -f2- "$failed" | while read -r name; do
     / Testing: / { inside = ($NF == name) ; next }
     inside { print }' "$log")
   echo "---- $name"
-  grep -E '^(FAIL|.*[Ee]rror[: ]|.*Assertion|.*Failure$|.*timed out|.*Timeout)' <<<"$block" | head -n 25 | cut -c1-300
+  grep -E '^(FAIL|.*[Ee]rror[: ]|.*Assertion|.*Failure$|.*timed out|.*Timeout)' <<<"$block" | grep -v '^ok: ' |
+    head -n 25 | cut -c1-300
   echo "  (last lines)"
   grep -vE '^(\+ |<end of output>|Test time|Test (Passed|Failed)|"|----------|End testing|[a-z]+ += )' <<<"$block" |
     grep . | tail -n 15 | cut -c1-300 | sed 's/^/  /'

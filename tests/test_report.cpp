@@ -13,6 +13,7 @@
 #include "base/errors.hpp"
 #include "results/report.hpp"
 #include "results/result_file.hpp"
+#include "results/table.hpp"
 #include "results/table_presets.hpp"
 #include "results/verdict.hpp"
 
@@ -141,6 +142,35 @@ TEST(Verdict, FlagsRegressionsOnly) {
                      {}, tol);
   EXPECT_EQ(verdicts_of(v), (std::vector<Verdict>{Verdict::MissingNow, Verdict::MissingReference}));
   EXPECT_NE(v[0].settings.find("precision=bf16"), std::string::npos) << v[0].settings;
+}
+
+// The settings every row shares are said once; a row keeps only what sets it apart, in its order.
+TEST(Report, SettingsSharedByEveryRowOnce) {
+  const SettingsSplit s = split_settings({"suite=hpcnn-train model=lenet5 batch=8 data=/a b",
+                                          "suite=hpcnn-train model=resnet18 batch=8 data=/a b",
+                                          "suite=hpcnn-train model=lenet5 batch=16 data=/a b"});
+  EXPECT_EQ(s.common, "suite=hpcnn-train data=/a b");  // a value with a blank stays whole
+  EXPECT_EQ(s.own, (std::vector<std::string>{"model=lenet5 batch=8", "model=resnet18 batch=8", "model=lenet5 batch=16"}));
+  // A pair missing from one row is not common; a row of common pairs only reads "-".
+  const SettingsSplit t = split_settings({"suite=a x=1", "suite=a", "suite=a x=2"});
+  EXPECT_EQ(t.common, "suite=a");
+  EXPECT_EQ(t.own, (std::vector<std::string>{"x=1", "-", "x=2"}));
+  // One row: nothing is said to be common.
+  EXPECT_EQ(split_settings({"suite=a x=1"}).common, "");
+  EXPECT_EQ(split_settings({"suite=a x=1"}).own, std::vector<std::string>{"suite=a x=1"});
+}
+
+// The verdict table: the shared settings above it, failures at the top.
+TEST(Verdict, TableSaysSharedSettingsOnceAndFailuresFirst) {
+  const std::vector<Record> base = {row("lenet5", 8, 100), row("lenet5", 16, 200), row("lenet5", 32, 300)};
+  const auto v = compare_points(base, {row("lenet5", 8, 100), row("lenet5", 16, 200), row("lenet5", 32, 150)}, {}, Tolerances{});
+  const std::string table = verdict_table(v);
+  EXPECT_EQ(table.rfind("settings of every row: suite=hpcnn-train model=lenet5 backend=reference", 0), 0u) << table;
+  const std::size_t header = table.find("\nsettings "), regression = table.find("batch=32"), ok = table.find("batch=8");
+  ASSERT_NE(header, std::string::npos) << table;
+  EXPECT_LT(header, regression) << table;
+  EXPECT_LT(regression, ok) << table;
+  EXPECT_EQ(table.find("model=lenet5", header), std::string::npos) << "a shared setting repeated in a row:\n" << table;
 }
 
 TEST(Verdict, BandFromTheReferenceSpread) {
@@ -379,6 +409,71 @@ TEST(Report, OpsPresetRows) {
   EXPECT_TRUE(preset_rows(*ops, run).empty());
 }
 
+// E6's scaling plot as a reader of ref. [1] Fig. 6 expects it: a curve per exchange, each with a
+// straight linear line from its own 1-worker point (not from the baseline each run measured for
+// itself), the efficiency in a panel of its own, what all curves share in the title once, the
+// legend below the panels.
+TEST(Report, ScalingPlotLinearLinesAndEfficiency) {
+  std::vector<Record> rows;
+  const double measured[2][3] = {{100, 180, 300}, {90, 150, 200}};
+  const double own_baseline[3] = {100, 120, 80};  // what each run's step measured at 1 worker
+  for (int e = 0; e < 2; ++e)
+    for (int k = 0; k < 3; ++k) {
+      Record r = row("lenet5", 16, measured[e][k]);
+      r.set("suite", std::string("hpcnn-scale"));
+      r.set("exchange", std::string(e == 0 ? "ring" : "ps-sync"));
+      r.set("workers", std::int64_t{1} << k);
+      r.set("linear_img_per_s", own_baseline[k] * double(1 << k));
+      rows.push_back(r);
+    }
+  const std::string s = gnuplot_script("scaling", rows, "x.svg");
+  // Data: x, images/s, linear, efficiency: the linear column is straight through each curve's
+  // 1-worker point.
+  EXPECT_NE(s.find("1 100 100 1\n2 180 200 0.9\n4 300 400 0.75\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("1 90 90 1\n2 150 180 0.8333333333\n4 200 360 0.5555555556\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("set multiplot layout 2,1 title \"Scaling: hpcnn-scale, lenet5, reference, batch 16\\n"
+                   "dashed: linear scaling from each curve's 1-worker point"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("set key below"), std::string::npos) << s;
+  // The curves are named by what differs only; every curve is drawn in both panels.
+  EXPECT_NE(s.find("title \"ring\""), std::string::npos) << s;
+  EXPECT_NE(s.find("title \"ps-sync\""), std::string::npos) << s;
+  EXPECT_EQ(s.find("lenet5\""), std::string::npos) << s;
+  std::size_t curves = 0;
+  for (std::size_t at = s.find("with linespoints"); at != std::string::npos; at = s.find("with linespoints", at + 1)) ++curves;
+  EXPECT_EQ(curves, 4u) << s;  // 2 curves x (images/s, efficiency)
+  // Gnuplot draws it, where it is installed.
+  if (std::system("command -v gnuplot > /dev/null 2>&1") == 0) {
+    const fs::path dir = fs::temp_directory_path() / ("hpcnn-scaling-plot-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string file = (dir / "scaling.svg").string();
+    plot_rows("scaling", rows, file);
+    EXPECT_GT(fs::file_size(file), 1000u);
+    fs::remove_all(dir);
+  }
+}
+
+// hpcnn-allreduce's plot: bus bandwidth against size, sizes in order, a curve per scheme and ranks.
+TEST(Report, AllreducePlotBandwidthAgainstSize) {
+  std::vector<Record> rows;
+  for (const char* scheme : {"ring", "mpi"})
+    for (std::int64_t size : {std::int64_t{1} << 20, std::int64_t{4096}}) {
+      Record r;
+      r.set("suite", std::string("hpcnn-allreduce"));
+      r.set("exchange", std::string(scheme));
+      r.set("exchange_memory", std::string("host"));
+      r.set("ranks", std::int64_t{2});
+      r.set("size_bytes", size);
+      r.set("busbw_gbs", size == 4096 ? 0.5 : 4.0);
+      rows.push_back(r);
+    }
+  const std::string s = gnuplot_script("allreduce", rows, "x.png");
+  EXPECT_NE(s.find("4096 0.5\n1048576 4\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("title \"ring, 2 ranks\""), std::string::npos) << s;
+  EXPECT_NE(s.find("title \"mpi, 2 ranks\""), std::string::npos) << s;
+  EXPECT_NE(s.find("set logscale x 2"), std::string::npos) << s;
+}
+
 TEST(Report, GnuplotScripts) {
   std::vector<Record> rows = {row("lenet5", 8, 100), row("lenet5", 16, 180)};
   for (Record& r : rows) {
@@ -397,8 +492,7 @@ TEST(Report, GnuplotScripts) {
   rows[1].set("ranks", std::int64_t{2});
   rows[1].set("batch", std::int64_t{8});  // one series: the same setting on 1 and 2 ranks
   s = gnuplot_script("scaling", rows, "x.png");
-  EXPECT_NE(s.find("linear"), std::string::npos);
-  EXPECT_NE(s.find("2 200\n"), std::string::npos) << s;  // linear line: 2 x the 1-rank figure
+  EXPECT_NE(s.find("2 180 200 0.9\n"), std::string::npos) << s;  // x, images/s, linear (2 x the 1-rank figure), efficiency
   EXPECT_THROW(gnuplot_script("ops", rows, "x.png"), UsageError);
   EXPECT_THROW(gnuplot_script("throughput", rows, "x.pdf"), UsageError);
   // convergence: test accuracy against the epoch and against the training time, one

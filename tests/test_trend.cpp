@@ -94,8 +94,6 @@ TEST(TrendStats, KnownValues) {
   for (int i = 0; i < 10; ++i) up.push_back(i);
   EXPECT_NEAR(mann_kendall_z(up), 44 / std::sqrt(125.0), 1e-12);
   EXPECT_DOUBLE_EQ(mann_kendall_z({5, 5, 5, 5}), 0);
-  EXPECT_EQ(iso_epoch_seconds("1970-01-02T00:00:00Z"), 86400);
-  EXPECT_FALSE(iso_epoch_seconds("yesterday"));
 }
 
 TEST(TrendDetector, StatusAndTooShortHistories) {
@@ -244,4 +242,38 @@ TEST(TrendPlot, ScriptHasBandAndFlags) {
   EXPECT_NE(script.find("REGRESSION step"), std::string::npos);
   EXPECT_NE(script.find(" 400\n"), std::string::npos);  // the flagged value in the flagged column
   EXPECT_THROW(trend_gnuplot_script({}, "t.png"), RuntimeError);
+}
+
+// Eight runs of one day, two points: every run drawn at a place of its own with its start time as
+// the tick; the settings both points share head the page once, each panel names its own.
+TEST(TrendPlot, EveryRunOfOneDayDrawnAndTitlesThatFit) {
+  std::vector<TrendRun> runs;
+  for (int i = 0; i < 8; ++i) {
+    char time[32];
+    std::snprintf(time, sizeof time, "2026-11-25T%02d:%02d:07Z", 1 + i / 3, 10 * (i % 3));
+    runs.push_back({time, {point("lenet5", 1000 + i), point("resnet18", 100 + i)}});
+  }
+  TrendSettings s;
+  s.window = 4;
+  const auto trends = trend_points(runs, {}, s);
+  ASSERT_EQ(trends.size(), 2u);
+  const std::string script = trend_gnuplot_script(trends, "t.svg");
+  for (int run = 1; run <= 8; ++run)
+    EXPECT_NE(script.find("\n" + std::to_string(run) + " " + std::to_string(1000 + run - 1) + " "), std::string::npos)
+        << "run " << run << " not drawn:\n" << script;
+  EXPECT_NE(script.find("set xtics (\"11-25 01:00\" 1, \"11-25 01:10\" 2, \"11-25 01:20\" 3, \"11-25 02:00\" 4"),
+            std::string::npos) << script;
+  EXPECT_NE(script.find("Every point: suite=hpcnn-train"), std::string::npos) << script;
+  EXPECT_NE(script.find("backend=dnnl batch=32"), std::string::npos) << script;
+  EXPECT_NE(script.find("set title \"model=lenet5 ["), std::string::npos) << script;
+  EXPECT_NE(script.find("set title \"model=resnet18 ["), std::string::npos) << script;
+  // Every line of the page's heading fits its width.
+  const std::size_t from = script.find("set multiplot"), to = script.find(" noenhanced", from);
+  ASSERT_NE(to, std::string::npos) << script;
+  std::string heading = script.substr(from, to - from);
+  for (std::size_t at; (at = heading.find("\\n")) != std::string::npos;) {
+    EXPECT_LE(at, 140u) << heading.substr(0, at);
+    heading.erase(0, at + 2);
+  }
+  EXPECT_LE(heading.size(), 140u) << heading;
 }

@@ -44,7 +44,7 @@ const std::vector<Field>& fields() {
       {"params",          I, "",         "%lld",   "trainable parameters of the model (count)", Setting, ""},
       {"iters",           I, "",         "%lld",   "timed iterations (at least --iters; more where --min-time asked for a longer timed total)", Setting, "iters"},
       {"run",             S, "",         "%s",     "the run a row belongs to, as hpcnn-summary reads it: the session its result file was written in (provenance session, HPCNN_SESSION: an acceptance night or blessed run); the rows of a point in one run are its rounds, and --compare and --trend take the best of them", Setting, ""},
-      {"min_time_s",      F, "s",        "%.3g",   "--min-time: the timed iterations of the point add up to at least this (0: exactly --iters)", Setting, "min-time"},
+      {"min_time_s",      F, "s",        "%.3g",   "--min-time: the timed iterations of the point add up to at least this, or are 100000 (0: exactly --iters)", Setting, "min-time"},
       {"warmup",          I, "",         "%lld",   "untimed warm-up iterations before the timed ones", Setting, "warmup"},
       {"seed",            I, "",         "%lld",   "random seed of weights and synthetic data", Setting, "seed"},
       {"img_per_s",       F, "images/s", "%.1f",   "throughput over all ranks: ranks * batch / median iteration time", Figure, ""},

@@ -12,6 +12,10 @@ namespace hpcnn {
 std::string gnuplot_quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {  // a line break of a title: gnuplot's escape, the script line goes on
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -28,7 +32,7 @@ PlotScript::LabelOf PlotScript::joined(std::vector<std::string> fields) {
 }
 
 void PlotScript::line_plot(const std::string& x, const std::vector<std::string>& ys, const LabelOf& label_of,
-                           bool linear_line, const StyleOf& style) {
+                           const StyleOf& style) {
   // Series: rows grouped by their label; points sorted by x.
   std::map<std::string, std::vector<const Record*>> groups;
   for (const Record& r : rows)
@@ -46,19 +50,6 @@ void PlotScript::line_plot(const std::string& x, const std::vector<std::string>&
       out << "EOD\n";
       plots.push_back(block + " using 1:2 with linespoints " + (style ? style(*g.front()) + " " : "") + "title " +
                       gnuplot_quoted(label + (ys.size() > 1 ? " " + y : "")));
-    }
-    if (linear_line) {  // linear scaling from the smallest x of the series
-      const Record* first = g.front();
-      const std::string block = "$d" + std::to_string(blocks_++);
-      out << block << " << EOD\n";
-      for (const Record* r : g) {
-        const double xv = *r->number(x);
-        const double lin = r->number("linear_img_per_s") ? *r->number("linear_img_per_s")
-                                                         : *first->number("img_per_s") * xv / *first->number(x);
-        out << xv << " " << lin << "\n";
-      }
-      out << "EOD\n";
-      plots.push_back(block + " using 1:2 with lines dashtype 2 title " + gnuplot_quoted(label + " linear"));
     }
   }
   out << "plot ";
@@ -128,36 +119,144 @@ class ConvergenceLegend {
   bool sharding_per_exchange_varies_ = false;
 };
 
+// The scaling plot's curves: rows grouped by the settings that set a family apart, each family's
+// points in the order of x; the settings every row shares make the title.
+class ScalingFamilies {
+ public:
+  struct Curve {
+    std::string label;
+    std::vector<const Record*> points;
+  };
+  ScalingFamilies(const std::vector<Record>& rows, const std::string& x) {
+    std::map<std::string, std::set<std::string>> values;
+    std::vector<const Record*> plotted;
+    for (const Record& r : rows)
+      if (r.number(x) && r.number("img_per_s")) plotted.push_back(&r);
+    for (const Record* r : plotted)
+      for (const std::string& f : fields()) values[f].insert(r->get(f) ? r->text(f) : "");
+    for (const std::string& f : fields()) (values[f].size() > 1 ? varying_ : common_).push_back(f);
+    std::map<std::string, std::size_t> index;
+    for (const Record* r : plotted) {
+      const std::string label = words(*r, varying_, ", ");
+      const auto [it, fresh] = index.emplace(label, curves.size());
+      if (fresh) curves.push_back({label.empty() ? "measured" : label, {}});
+      curves[it->second].points.push_back(r);
+    }
+    for (Curve& c : curves)
+      std::stable_sort(c.points.begin(), c.points.end(),
+                       [&x](const Record* a, const Record* b) { return *a->number(x) < *b->number(x); });
+    if (!plotted.empty()) first_ = plotted.front();
+  }
+  std::string title() const {
+    const std::string shared = first_ ? words(*first_, common_, ", ") : "";
+    return shared.empty() ? "Scaling" : "Scaling: " + shared;
+  }
+  // Which point each linear line starts from: "the 1-worker point" when every curve has one.
+  std::string caption(const std::string& x) const {
+    bool all_from_one = true;
+    for (const Curve& c : curves) all_from_one = all_from_one && *c.points.front()->number(x) == 1;
+    const std::string unit = x == "workers" ? "worker" : "rank";
+    return std::string("dashed: linear scaling from each curve's ") +
+           (all_from_one ? "1-" + unit + " point" : "smallest " + x) + "; efficiency: images/s over that line";
+  }
+  std::vector<Curve> curves;
+
+ private:
+  static const std::vector<std::string>& fields() {
+    static const std::vector<std::string> f = {"suite",    "model", "backend", "dataset",   "exchange",     "batch",
+                                               "scaling", "topology", "link_gbps", "network_model"};
+    return f;
+  }
+  // How a curve or the title names a setting: the value alone where it says what it is.
+  static std::string word(const std::string& field, const std::string& value) {
+    if (field == "batch") return "batch " + value;
+    if (field == "scaling") return value + " scaling";
+    if (field == "link_gbps") return value + " Gb/s";
+    if (field == "network_model") return value + " network";
+    return value;
+  }
+  static std::string words(const Record& r, const std::vector<std::string>& fields, const char* sep) {
+    std::string out;
+    for (const std::string& f : fields)
+      if (r.get(f) && !r.text(f).empty()) out.append(out.empty() ? "" : sep).append(word(f, r.text(f)));
+    return out;
+  }
+  std::vector<std::string> varying_, common_;
+  const Record* first_ = nullptr;
+};
+
 }  // namespace
 
 void plot_throughput(PlotScript& p) {
   p.out << "set title 'Throughput vs batch size'\nset xlabel 'batch (images per rank)'\nset ylabel 'images/s'\n"
            "set logscale x 2\n";
-  p.line_plot("batch", {"img_per_s"}, PlotScript::joined({"suite", "model", "backend", "dataset", "threads", "ranks"}), false);
+  p.line_plot("batch", {"img_per_s"}, PlotScript::joined({"suite", "model", "backend", "dataset", "threads", "ranks"}));
 }
 
+// Scaling (ref. [1] Figs 5-7): images/s against workers (or ranks) above, the efficiency below.
+// A curve per family, named by the settings that differ between families (exchange, batch...);
+// those every row shares go into the title once. Each family's linear line, dashed in the curve's
+// colour, starts from that family's smallest point (its 1-worker point where it has one), so it
+// is straight whatever baseline each run measured for itself; the efficiency drawn is the curve
+// over that line. The legend sits below the efficiency panel, never over the data.
 void plot_scaling(PlotScript& p) {
   std::string x = "ranks";
   for (const Record& r : p.rows)
     if (r.get("workers")) x = "workers";
-  // Simulated points (hpcnn-simulate) beside measured ones: their own curves, named by network;
-  // node counts over a wide range on log axes.
+  const ScalingFamilies families(p.rows, x);
+  if (families.curves.empty()) throw RuntimeError("--plot: no rows with '" + x + "' and img_per_s to plot");
   double lo = 0, hi = 0;
-  for (const Record& r : p.rows)
-    if (const auto v = r.number(x)) lo = lo > 0 ? std::min(lo, *v) : *v, hi = std::max(hi, *v);
-  p.out << "set title 'Scaling'\nset xlabel '" << x << "'\nset ylabel 'images/s'\n";
-  if (lo > 0 && hi / lo > 16) p.out << "set logscale xy 2\n";
-  p.line_plot(x, {"img_per_s"},
-              PlotScript::joined({"suite", "model", "backend", "exchange", "batch", "scaling", "topology", "link_gbps",
-                                  "network_model"}),
-              true);
+  for (const ScalingFamilies::Curve& c : families.curves)
+    for (const Record* r : c.points) {
+      const double v = *r->number(x);
+      lo = lo > 0 ? std::min(lo, v) : v, hi = std::max(hi, v);
+    }
+  std::vector<std::string> blocks;
+  for (const ScalingFamilies::Curve& c : families.curves) {
+    blocks.push_back("$d" + std::to_string(blocks.size()));
+    const double x0 = *c.points.front()->number(x), y0 = *c.points.front()->number("img_per_s");
+    p.out << blocks.back() << " << EOD\n";
+    for (const Record* r : c.points) {  // x, images/s, linear, efficiency
+      const double xv = *r->number(x), y = *r->number("img_per_s"), linear = y0 * xv / x0;
+      p.out << xv << " " << y << " " << linear << " " << (linear > 0 ? y / linear : 0.0) << "\n";
+    }
+    p.out << "EOD\n";
+  }
+  p.out << "set multiplot layout 2,1 title " << gnuplot_quoted(families.title() + "\n" + families.caption(x)) << "\n";
+  p.out << "set xlabel '" << (x == "workers" ? "workers" : "ranks") << "'\n";
+  if (lo > 0 && hi / lo > 16) p.out << "set logscale x 2\n";
+  p.out << "unset key\nset ylabel 'images/s'\n" << (lo > 0 && hi / lo > 16 ? "set logscale y 2\n" : "");
+  p.out << "plot ";
+  for (std::size_t k = 0; k < blocks.size(); ++k)
+    p.out << (k ? ", \\\n     " : "") << blocks[k] << " using 1:2 with linespoints linecolor " << k + 1 << " pointtype " << k + 1
+          << " linewidth 1.5, \\\n     " << blocks[k] << " using 1:3 with lines dashtype 2 linecolor " << k + 1;
+  p.out << "\nunset logscale y\nset ylabel 'efficiency'\nset yrange [0:*]\nset key below\n";
+  p.out << "plot ";
+  for (std::size_t k = 0; k < blocks.size(); ++k)
+    p.out << (k ? ", \\\n     " : "") << blocks[k] << " using 1:4 with linespoints linecolor " << k + 1 << " pointtype "
+          << k + 1 << " linewidth 1.5 title " << gnuplot_quoted(families.curves[k].label);
+  p.out << "\nunset multiplot\n";
+}
+
+// OSU/nccl-tests style: bus bandwidth against message size, a curve per scheme and rank count
+// (and where the buffers live, when that differs).
+void plot_allreduce(PlotScript& p) {
+  std::set<std::string> memories;
+  for (const Record& r : p.rows) memories.insert(r.text("exchange_memory"));
+  p.out << "set title 'Allreduce bus bandwidth against message size'\nset xlabel 'message size (bytes)'\n"
+           "set ylabel 'bus bandwidth (GB/s)'\nset logscale x 2\nset format x '%.0s%cB'\n";
+  const bool by_memory = memories.size() > 1;
+  p.line_plot("size_bytes", {"busbw_gbs"}, [by_memory](const Record& r) {
+    std::string l = r.text("exchange") + ", " + r.text("ranks") + " ranks";
+    if (by_memory) l += ", " + r.text("exchange_memory") + " memory";
+    return l;
+  });
 }
 
 void plot_accuracy(PlotScript& p) {
   p.out << "set title 'Accuracy per epoch'\nset xlabel 'epoch'\nset ylabel 'accuracy (%)'\n";
   p.line_plot("epoch", {"test_acc", "train_acc"},
-              PlotScript::joined({"model", "backend", "dataset", "exchange", "workers", "batch", "lr", "optimizer", "seed"}),
-              false);
+              PlotScript::joined({"model", "backend", "dataset", "exchange", "workers", "batch", "lr", "optimizer", "seed"}));
 }
 
 // Side by side: test accuracy per epoch, and against the training time so far. A curve per
@@ -171,9 +270,9 @@ void plot_convergence(PlotScript& p) {
   p.out << "set xlabel 'epoch'\n";
   const PlotScript::LabelOf label = [&legend](const Record& r) { return legend.label(r); };
   const PlotScript::StyleOf style = [&legend](const Record& r) { return legend.style(r); };
-  p.line_plot("epoch", {"test_acc"}, label, false, style);
+  p.line_plot("epoch", {"test_acc"}, label, style);
   p.out << "set xlabel 'training time (s), evaluations excluded'\n";
-  p.line_plot("train_time_s", {"test_acc"}, label, false, style);
+  p.line_plot("train_time_s", {"test_acc"}, label, style);
   p.out << "unset multiplot\n";
 }
 
@@ -187,9 +286,14 @@ void plot_breakdown(PlotScript& p) {
     if (!r.number("forward_s")) continue;
     ++n;
     std::string label = r.text("model");
-    if (!r.text("mode").empty()) label.append(" ").append(r.text("mode"));
-    label.append("/").append(r.text("backend")).append("/b").append(r.text("batch"));
-    if (r.number("ranks") && *r.number("ranks") > 1) label += "/r" + r.text("ranks");
+    if (!r.text("exchange").empty()) {  // hpcnn-scale --data (E8): scheme, workers, loading
+      label.append(" ").append(r.text("exchange")).append(" ").append(r.text("workers")).append("w");
+      if (r.number("cache")) label.append(*r.number("cache") != 0 ? " cached" : " files");
+    } else {
+      if (!r.text("mode").empty()) label.append(" ").append(r.text("mode"));
+      label.append("/").append(r.text("backend")).append("/b").append(r.text("batch"));
+      if (r.number("ranks") && *r.number("ranks") > 1) label += "/r" + r.text("ranks");
+    }
     p.out << gnuplot_quoted(label);
     for (const char* phase : phases) p.out << " " << r.number(phase).value_or(0.0);
     p.out << "\n";

@@ -22,10 +22,9 @@ class PlotScript {
 
   // A curve's label: the values of `fields` a row has, space-separated.
   static LabelOf joined(std::vector<std::string> fields);
-  // One curve per label and y field, points sorted by x; `linear_line` adds each curve's linear
-  // scaling from its smallest x (linear_img_per_s where the rows have it); `style`: gnuplot line
-  // options of a curve, from its first row. Throws RuntimeError when no row has x.
-  void line_plot(const std::string& x, const std::vector<std::string>& ys, const LabelOf& label_of, bool linear_line,
+  // One curve per label and y field, points sorted by x; `style`: gnuplot line options of a
+  // curve, from its first row. Throws RuntimeError when no row has x.
+  void line_plot(const std::string& x, const std::vector<std::string>& ys, const LabelOf& label_of,
                  const StyleOf& style = nullptr);
 
   const std::vector<Record>& rows;
@@ -39,12 +38,13 @@ using PlotWriter = void (*)(PlotScript&);
 
 // The writers, one per table that has a plot.
 void plot_throughput(PlotScript& p);   // images/s against batch, a curve per suite/model/backend/...
-void plot_scaling(PlotScript& p);      // images/s against ranks or workers, with the linear line
+void plot_scaling(PlotScript& p);      // images/s and efficiency against ranks or workers, linear lines
 void plot_accuracy(PlotScript& p);     // test and training accuracy per epoch
 void plot_convergence(PlotScript& p);  // test accuracy per epoch and against training time
-void plot_breakdown(PlotScript& p);    // stacked phase times per point
+void plot_breakdown(PlotScript& p);    // stacked phase times per point (per scheme and loading for E8)
+void plot_allreduce(PlotScript& p);    // bus bandwidth against message size, a curve per scheme and rank count
 
-// A gnuplot double-quoted string.
+// A gnuplot double-quoted string; a line break becomes gnuplot's \n escape.
 std::string gnuplot_quoted(const std::string& s);
 
 }  // namespace hpcnn

@@ -7,13 +7,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "base/errors.hpp"
 #include "results/plots.hpp"
+#include "results/table.hpp"
 #include "results/table_presets.hpp"
 #include "results/trend.hpp"
 
@@ -137,8 +142,10 @@ std::string gnuplot_script(const std::string& table, const std::vector<Record>& 
     throw UsageError("--plot: no plot for table '" + table + "' (plots: " + have + ")");
   }
   std::ostringstream s;
+  s.precision(10);  // the inline data: message sizes of 2^20 and more stay exact
   s << (svg ? "set terminal svg size 900,600 dynamic\n" : "set terminal pngcairo size 900,600\n");
-  s << "set output " << gnuplot_quoted(file) << "\nset grid\nset key outside right top\n";
+  // The legend below the plot: beside it, long labels squeeze the plot to a strip.
+  s << "set output " << gnuplot_quoted(file) << "\nset grid\nset key below\n";
   PlotScript script(rows, s);
   preset->plot(script);
   return s.str();
@@ -156,12 +163,29 @@ void run_gnuplot(const std::string& script, const std::string& file) {
       found = !dir.empty() && access((dir + "/gnuplot").c_str(), X_OK) == 0;
   }
   if (!found) throw RuntimeError("--plot needs gnuplot, which is not installed (apt-get install gnuplot-nox)");
-  std::FILE* p = popen("gnuplot", "w");
-  if (!p) throw RuntimeError("--plot: cannot start gnuplot");
+  // gnuplot's messages go to a temporary file: its warnings (an x range of one point widened)
+  // are no news to the user; when it fails, its first line says why.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string messages = std::string(tmp && *tmp && !std::strchr(tmp, '\'') ? tmp : "/tmp") + "/hpcnn-gnuplot-XXXXXX";
+  const int fd = mkstemp(messages.data());
+  if (fd < 0) throw RuntimeError("--plot: cannot make a temporary file like " + messages);
+  close(fd);
+  std::FILE* p = popen(("gnuplot 2>'" + messages + "'").c_str(), "w");
+  if (!p) {
+    std::remove(messages.c_str());
+    throw RuntimeError("--plot: cannot start gnuplot");
+  }
   std::fwrite(script.data(), 1, script.size(), p);
   const int status = pclose(p);
+  std::string first_error;
+  {
+    std::ifstream in(messages);
+    for (std::string line; first_error.empty() && std::getline(in, line);)
+      if (line.find_first_not_of(" \t^") != std::string::npos && line.rfind("Warning", 0) != 0) first_error = line;
+  }
+  std::remove(messages.c_str());
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw RuntimeError("--plot: gnuplot failed writing " + file);
+    throw RuntimeError("--plot: gnuplot failed writing " + file + (first_error.empty() ? "" : ": " + first_error));
 }
 
 }  // namespace
@@ -170,29 +194,63 @@ void plot_rows(const std::string& table, const std::vector<Record>& rows, const 
   run_gnuplot(gnuplot_script(table, rows, file), file);
 }
 
+namespace {
+
+// "2026-11-25T04:21:28Z" -> "11-25 04:21": a run's tick label, which tells runs of one day apart.
+std::string run_tick(const std::string& iso_time) {
+  return iso_time.size() >= 16 ? iso_time.substr(5, 5) + " " + iso_time.substr(11, 5) : iso_time;
+}
+
+// Text for a gnuplot title: broken into lines of at most `width` characters at blanks.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!line.empty() && line.size() + 1 + w.size() > width) out.append(out.empty() ? "" : "\n").append(line), line.clear();
+    line.append(line.empty() ? "" : " ").append(w);
+  }
+  return out.append(out.empty() || line.empty() ? "" : "\n").append(line);
+}
+
+}  // namespace
+
 std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const std::string& file) {
   const bool svg = file.size() > 4 && file.compare(file.size() - 4, 4, ".svg") == 0;
   const bool png = file.size() > 4 && file.compare(file.size() - 4, 4, ".png") == 0;
   if (!svg && !png) throw UsageError("--plot: '" + file + "' must end in .png or .svg");
   if (trends.empty()) throw RuntimeError("--plot: no point has a history to plot");
-  const int height = 80 + 240 * static_cast<int>(trends.size());
+  // The settings every point shares head the page; each panel is titled by its own.
+  std::vector<std::string> labels;
+  for (const PointTrend& t : trends) labels.push_back(t.settings);
+  const SettingsSplit settings = split_settings(labels);
+  const std::string heading = wrapped(
+      "hpcnn trends: metric per run, the band it was judged against, flagged runs" +
+          (settings.common.empty() ? std::string() : ". Every point: " + settings.common),
+      110);
+  const int lines = 1 + static_cast<int>(std::count(heading.begin(), heading.end(), '\n'));
+  const int height = 60 + 20 * lines + 260 * static_cast<int>(trends.size());
   std::ostringstream s;
   s << (svg ? "set terminal svg size 1000," : "set terminal pngcairo size 1000,") << height << (svg ? " dynamic\n" : "\n");
   s << "set output " << gnuplot_quoted(file) << "\nset grid\nset key outside right top\n"
-    << "set xdata time\nset timefmt '%s'\nset format x '%m-%d'\n"
-    << "set multiplot layout " << trends.size() << ",1 title 'hpcnn trends: metric per run, the band it was judged "
-       "against, flagged runs'\n";
-  int n = 0;
-  for (const PointTrend& t : trends) {
-    // Columns: time, value, band low, band high, flagged value (or NaN).
-    const std::string block = "$t" + std::to_string(n++);
+    << "set xlabel 'run (UTC start, month-day hour:minute)'\nset xtics rotate by -30\nset offsets 0.5, 0.5, 0, 0\n"
+    << "set multiplot layout " << trends.size() << ",1 title " << gnuplot_quoted(heading) << " noenhanced\n";
+  for (std::size_t n = 0; n < trends.size(); ++n) {
+    const PointTrend& t = trends[n];
+    // x is the run's place in the history (every run its own tick, however close in time), the
+    // tick its start time. Columns: run, value, band low, band high, flagged value (or NaN).
+    const std::string block = "$t" + std::to_string(n);
+    std::string ticks;
+    int run = 0;
+    const std::size_t every = std::max<std::size_t>(1, (t.nights.size() + 24) / 25);  // at most 25 labels
     s << block << " << EOD\n";
     for (const TrendNight& night : t.nights) {
-      const auto when = iso_epoch_seconds(night.time);
-      if (!when || !night.value) continue;
+      if (!night.value) continue;
+      ++run;
+      if ((run - 1) % every == 0)
+        ticks.append(ticks.empty() ? "" : ", ").append(gnuplot_quoted(run_tick(night.time)) + " " + std::to_string(run));
       const bool judged = night.center && night.band;
       const bool flagged = night.flag == NightFlag::Worse || night.flag == NightFlag::Status;
-      s << *when << " " << *night.value << " ";
+      s << run << " " << *night.value << " ";
       if (judged)
         s << *night.center - *night.band << " " << *night.center + *night.band;
       else
@@ -203,7 +261,8 @@ std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const st
         s << " NaN\n";
     }
     s << "EOD\n";
-    s << "set title " << gnuplot_quoted(t.settings + " [" + verdict_name(t.verdict) + (t.detail.empty() ? "" : " " + t.detail) + "]")
+    s << "set xtics (" << ticks << ")\n";
+    s << "set title " << gnuplot_quoted(settings.own[n] + " [" + verdict_name(t.verdict) + (t.detail.empty() ? "" : " " + t.detail) + "]")
       << " noenhanced\nset ylabel " << gnuplot_quoted(t.metric) << " noenhanced\n";
     s << "plot " << block << " using 1:3:4 with filledcurves fillcolor rgb '#d0e0ff' title 'band', \\\n     " << block
       << " using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#1f4e99' title " << gnuplot_quoted(t.metric) << " noenhanced, \\\n     "
@@ -215,6 +274,39 @@ std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const st
 
 void plot_trends(const std::vector<PointTrend>& trends, const std::string& file) {
   run_gnuplot(trend_gnuplot_script(trends, file), file);
+}
+
+namespace {
+
+// draw(file) writes an SVG into a temporary folder; its text is returned and the folder removed.
+std::string svg_text_of(const std::function<void(const std::string&)>& draw) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/hpcnn-plot-XXXXXX";
+  if (!mkdtemp(pattern.data())) throw RuntimeError("--html: cannot make a temporary folder like " + pattern);
+  const std::string file = pattern + "/plot.svg";
+  std::string text;
+  try {
+    draw(file);
+    std::ifstream in(file, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(pattern, ec);
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(pattern, ec);
+  return text;
+}
+
+}  // namespace
+
+std::string plot_rows_svg(const std::string& table, const std::vector<Record>& rows) {
+  return svg_text_of([&](const std::string& file) { plot_rows(table, rows, file); });
+}
+
+std::string plot_trends_svg(const std::vector<PointTrend>& trends) {
+  return svg_text_of([&](const std::string& file) { plot_trends(trends, file); });
 }
 
 }  // namespace hpcnn

@@ -41,4 +41,10 @@ struct PointTrend;
 std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const std::string& file);
 void plot_trends(const std::vector<PointTrend>& trends, const std::string& file);
 
+// The same plots as SVG text, for a page (results/html_page.hpp): drawn into a temporary folder
+// (under TMPDIR, else /tmp) that is removed again. RuntimeError as above, or when no temporary can
+// be made.
+std::string plot_rows_svg(const std::string& table, const std::vector<Record>& rows);
+std::string plot_trends_svg(const std::vector<PointTrend>& trends);
+
 }  // namespace hpcnn

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include "base/errors.hpp"
@@ -207,6 +208,52 @@ std::string TextTableStream::row(const Record& record) const {
   std::vector<std::string> cells;
   for (const auto& name : columns_) cells.push_back(one_line(record.text(name)));
   return text_line(cells, widths_, fields_);
+}
+
+namespace {
+
+// "a=1 b=x y c=3" -> {"a=1", "b=x y", "c=3"}: a word without '=' belongs to the value before it.
+std::vector<std::string> setting_pairs(const std::string& label) {
+  std::vector<std::string> pairs;
+  std::istringstream words(label);
+  for (std::string word; words >> word;) {
+    if (word.find('=') == std::string::npos && !pairs.empty())
+      pairs.back().append(" ").append(word);
+    else
+      pairs.push_back(word);
+  }
+  return pairs;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out.append(out.empty() ? "" : " ").append(w);
+  return out;
+}
+
+}  // namespace
+
+SettingsSplit split_settings(const std::vector<std::string>& labels) {
+  SettingsSplit out;
+  if (labels.size() < 2) {
+    out.own = labels;
+    return out;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& l : labels) rows.push_back(setting_pairs(l));
+  std::vector<std::string> common;
+  for (const std::string& pair : rows.front()) {
+    const auto in = [&](const std::vector<std::string>& r) { return std::find(r.begin(), r.end(), pair) != r.end(); };
+    if (std::all_of(rows.begin() + 1, rows.end(), in)) common.push_back(pair);
+  }
+  out.common = joined(common);
+  for (const auto& r : rows) {
+    std::vector<std::string> own;
+    for (const std::string& pair : r)
+      if (std::find(common.begin(), common.end(), pair) == common.end()) own.push_back(pair);
+    out.own.push_back(own.empty() ? "-" : joined(own));
+  }
+  return out;
 }
 
 std::string aligned_text(const std::vector<std::vector<std::string>>& rows) {

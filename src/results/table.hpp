@@ -34,6 +34,15 @@ std::string render_table(const std::vector<Record>& records, const std::vector<s
 // after the last column; every line ends with '\n' (the verdict and trend tables).
 std::string aligned_text(const std::vector<std::vector<std::string>>& rows);
 
+// Several rows' key settings ("suite=hpcnn-train model=lenet5 ...", settings_key in report.hpp):
+// the "key=value" pairs that every row has, once, in the first row's order, and each row's other
+// pairs; a row whose pairs are all common gets "-". Fewer than two rows: nothing is common.
+struct SettingsSplit {
+  std::string common;
+  std::vector<std::string> own;
+};
+SettingsSplit split_settings(const std::vector<std::string>& labels);
+
 // The text format for rows printed one by one as they are measured (a suite's live output):
 // widths are fixed up front from each field's name, unit and `min_width`, so the header can be
 // printed before the first row; a longer value widens only its own row.

@@ -167,7 +167,7 @@ const std::vector<TablePreset>& table_presets() {
       // efficiency against linear scaling (ref. [1] Figs 5-7; --plot draws the linear line)
       {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,placement,status",
        "hpcnn-allreduce: time per call and algorithm/bus bandwidth per scheme, rank count and size, with the elements found wrong",
-       nullptr, nullptr},
+       nullptr, plot_allreduce},
       {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",
        "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (E5, E6: ref. [1] Figs 5-7)",
        nullptr, plot_scaling},
@@ -184,7 +184,7 @@ const std::vector<TablePreset>& table_presets() {
       // training time, one curve per exchange and worker count (--plot: accuracy vs epoch and vs time)
       {"e8", "model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,status",
        "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (E8, allreduce against parameter server on real data: ref. [4] Figs 3-9, Table V)",
-       nullptr, nullptr},
+       nullptr, plot_breakdown},
       {"convergence", "model,dataset,exchange,sharding,cache,workers,batch,global_batch,epoch,train_time_s,train_acc,test_acc,staleness_mean,epoch_s,test_s,target_accuracy,epochs_to_accuracy,time_to_accuracy_s,status",
        "hpcnn-scale --data: accuracy per epoch against the training time so far, and the time to --target-accuracy (MLPerf's measure)",
        accuracy_rows, plot_convergence},

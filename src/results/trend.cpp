@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <map>
 
 #include "base/median.hpp"
@@ -40,13 +39,6 @@ double mann_kendall_z(const std::vector<double>& v) {
 }
 
 std::size_t min_history(const TrendSettings& settings) { return std::max<std::size_t>(3, settings.window / 2); }
-
-std::optional<long long> iso_epoch_seconds(const std::string& time) {
-  std::tm tm{};
-  const char* end = strptime(time.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!end) return std::nullopt;
-  return static_cast<long long>(timegm(&tm));
-}
 
 PointVerdict PointTrend::as_verdict() const {
   PointVerdict v;
@@ -256,23 +248,40 @@ std::string csv_cell(const std::string& s) {
 
 }  // namespace
 
-std::string trend_table(const std::vector<PointTrend>& trends, TableFormat format) {
-  const bool csv = format == TableFormat::Csv;
-  std::vector<std::vector<std::string>> cells = {
-      {"settings", "metric", "runs", "latest", "median", "band", "ratio", "drift_per_run", "drift_z", "flagged", "verdict"}};
-  for (const PointTrend& t : trends) {
+TrendRows trend_rows(const std::vector<PointTrend>& trends, bool csv) {
+  // CSV keeps every row's whole settings (a program reads it); text, Markdown and the page show
+  // the settings every row shares once above the table.
+  std::vector<std::string> labels;
+  for (const PointTrend& t : trends) labels.push_back(t.settings);
+  const SettingsSplit settings = csv ? SettingsSplit{"", labels} : split_settings(labels);
+  TrendRows out;
+  out.common = settings.common;
+  out.header = {"settings", "metric", "runs", "latest", "median", "band", "ratio", "drift_per_run", "drift_z", "flagged", "verdict"};
+  for (std::size_t row = 0; row < trends.size(); ++row) {
+    const PointTrend& t = trends[row];
     const TrendNight& last = t.nights.back();
     std::optional<double> band, ratio;
     if (last.center && last.band && *last.center != 0) band = *last.band / std::fabs(*last.center);
     if (last.center && last.value && *last.center != 0) ratio = *last.value / *last.center;
     std::string verdict = verdict_name(t.verdict);
     if (!t.detail.empty()) verdict += " " + t.detail;
-    cells.push_back({t.settings, t.metric, std::to_string(t.nights.size()), num(last.value), num(last.center),
-                     csv ? num(band, "%.4g") : band ? num(100 * *band, "%.1f%%") : "",
-                     num(ratio), csv ? num(t.drift_per_run, "%.4g") : t.drift_per_run ? num(100 * *t.drift_per_run, "%+.2f%%") : "",
-                     num(t.drift_zscore, "%.2f"), flagged_nights(t), verdict});
+    out.rows.push_back({settings.own[row], t.metric, std::to_string(t.nights.size()), num(last.value), num(last.center),
+                        csv ? num(band, "%.4g") : band ? num(100 * *band, "%.1f%%") : "",
+                        num(ratio), csv ? num(t.drift_per_run, "%.4g") : t.drift_per_run ? num(100 * *t.drift_per_run, "%+.2f%%") : "",
+                        num(t.drift_zscore, "%.2f"), flagged_nights(t), verdict});
   }
+  return out;
+}
+
+std::string trend_table(const std::vector<PointTrend>& trends, TableFormat format) {
+  const bool csv = format == TableFormat::Csv;
+  const TrendRows t = trend_rows(trends, csv);
+  std::vector<std::vector<std::string>> cells = {t.header};
+  cells.insert(cells.end(), t.rows.begin(), t.rows.end());
   std::string out;
+  if (!t.common.empty())
+    out = format == TableFormat::Markdown ? "Settings of every row: `" + t.common + "`\n\n"
+                                          : "settings of every row: " + t.common + "\n";
   if (csv) {
     for (const auto& row : cells) {
       for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_cell(row[i]);

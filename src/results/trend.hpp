@@ -67,10 +67,18 @@ double mad_sigma(const std::vector<double>& values);  // 1.4826 * median absolut
 double theil_sen_slope(const std::vector<double>& values);  // per index step
 double mann_kendall_z(const std::vector<double>& values);   // with the continuity correction
 
-// The trend table: settings, metric, runs, latest, median, band, ratio, drift, flagged, verdict.
-std::string trend_table(const std::vector<PointTrend>& trends, TableFormat format);
+// The trend table's rows, one per point and metric in the order given: the key settings every row
+// shares once (`common`; none with `csv`, whose rows keep all of them), each row's others in its
+// settings cell. Columns: settings, metric, runs, latest, median, band, ratio, drift_per_run,
+// drift_z, flagged, verdict; numbers as the text table prints them (`csv`: plain).
+struct TrendRows {
+  std::string common;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+TrendRows trend_rows(const std::vector<PointTrend>& trends, bool csv = false);
 
-// ISO 8601 UTC ("2026-11-24T02:00:00Z") -> seconds since 1970; nullopt when it is not one.
-std::optional<long long> iso_epoch_seconds(const std::string& time);
+// The trend table: the rows above as text (under a "settings of every row" line), Markdown or CSV.
+std::string trend_table(const std::vector<PointTrend>& trends, TableFormat format);
 
 }  // namespace hpcnn

@@ -464,10 +464,20 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
   return out;
 }
 
-std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
-  std::vector<std::vector<std::string>> cells = {
-      {"settings", "metric", "reference", "now", "ratio", "ci95", "p", "threshold", "verdict", "why"}};
-  for (const PointVerdict& v : verdicts) {
+VerdictRows verdict_rows(const std::vector<PointVerdict>& given) {
+  VerdictRows out;
+  // Failures first, then UNSTABLE points, then the rest, each in the order compared: what needs a
+  // look is at the top.
+  for (int pass = 0; pass < 3; ++pass)
+    for (const PointVerdict& v : given)
+      if ((is_failure(v.verdict) ? 0 : v.verdict == Verdict::Unstable ? 1 : 2) == pass) out.verdicts.push_back(&v);
+  std::vector<std::string> labels;
+  for (const PointVerdict* v : out.verdicts) labels.push_back(v->settings);
+  const SettingsSplit settings = split_settings(labels);
+  out.common = settings.common;
+  out.header = {"settings", "metric", "reference", "now", "ratio", "ci95", "p", "threshold", "verdict", "why"};
+  for (std::size_t row = 0; row < out.verdicts.size(); ++row) {
+    const PointVerdict& v = *out.verdicts[row];
     char band[48];
     std::snprintf(band, sizeof band, "%.1f%% %s", 100.0 * v.band, v.band_source.c_str());
     std::string interval = "-", p = "-";
@@ -475,10 +485,17 @@ std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
       interval = number_text(v.runs->ratio_low) + "-" + number_text(v.runs->ratio_high);
       p = number_text(v.p_adjusted);
     }
-    cells.push_back({v.settings, v.metric, number_text(v.reference), number_text(v.now), number_text(v.ratio()), interval, p,
-                     band, verdict_name(v.verdict), v.why.empty() ? v.detail : v.why});
+    out.rows.push_back({settings.own[row], v.metric, number_text(v.reference), number_text(v.now), number_text(v.ratio()),
+                        interval, p, band, verdict_name(v.verdict), v.why.empty() ? v.detail : v.why});
   }
-  return aligned_text(cells);
+  return out;
+}
+
+std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
+  const VerdictRows t = verdict_rows(verdicts);
+  std::vector<std::vector<std::string>> cells = {t.header};
+  cells.insert(cells.end(), t.rows.begin(), t.rows.end());
+  return (t.common.empty() ? "" : "settings of every row: " + t.common + "\n") + aligned_text(cells);
 }
 
 std::string junit_xml(const std::vector<PointVerdict>& verdicts) {

@@ -117,8 +117,18 @@ std::string steadying_advice(std::size_t runs, double spread, double detectable,
 // "img_per_s=0.1" or "img_per_s=10%" -> {"img_per_s", 0.1}; "10%" -> {"", 0.1}. Throws UsageError.
 std::pair<std::string, double> parse_metric_tolerance(const std::string& text);
 
-// The verdict table: settings, metric, reference, now, ratio, its interval, p, threshold, verdict,
-// why (text, aligned).
+// The verdict table's rows: failures first, then UNSTABLE points, then the rest; the key settings
+// every row shares once (`common`), each row's others in its settings cell. Columns: settings,
+// metric, reference, now, ratio, its interval, p, threshold, verdict, why. `verdicts[k]` is row k's.
+struct VerdictRows {
+  std::string common;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<const PointVerdict*> verdicts;
+};
+VerdictRows verdict_rows(const std::vector<PointVerdict>& verdicts);
+
+// The verdict table as aligned text, under a "settings of every row: ..." line when rows share any.
 std::string verdict_table(const std::vector<PointVerdict>& verdicts);
 // JUnit XML: one testcase per point and metric (classname: suite and settings, name: metric),
 // a <failure> with the numbers for every failure. Written to FILE.tmp and renamed, so a reader

@@ -1,0 +1,151 @@
+#include "suites/summary_page.hpp"
+
+#if __has_include(<config.h>)
+#include <config.h>
+#endif
+
+#include <algorithm>
+#include <map>
+
+#include "base/errors.hpp"
+#include "results/html_page.hpp"
+#include "results/report.hpp"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+namespace hpcnn {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& words, const char* sep) {
+  std::string out;
+  for (const std::string& w : words) out.append(out.empty() ? "" : sep).append(w);
+  return out;
+}
+
+// A row's colour: what needs a look stands out (the palette reads for every colour vision).
+std::string row_class(Verdict v) {
+  if (is_failure(v)) return "fail";
+  if (v == Verdict::Unstable) return "unstable";
+  if (v == Verdict::Faster) return "faster";
+  return "ok";
+}
+
+// "n1 x 4, n2 x 4": the ranks' hosts, each once.
+std::string hosts_text(const std::vector<std::string>& hosts) {
+  std::vector<std::pair<std::string, int>> counted;
+  for (const std::string& h : hosts) {
+    auto it = std::find_if(counted.begin(), counted.end(), [&h](const auto& c) { return c.first == h; });
+    if (it == counted.end())
+      counted.emplace_back(h, 1);
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto& [host, ranks] : counted)
+    out.append(out.empty() ? "" : ", ").append(host).append(ranks > 1 ? " x " + std::to_string(ranks) : "");
+  return out;
+}
+
+std::string provenance_text(const Provenance& p) {
+  std::string t = "reproducer:   " + p.reproducer + "\ncommand line: " + p.command_line + "\n";
+  t += "started:      " + p.start_time + (p.end_time.empty() ? "" : ", ended " + p.end_time) + "\n";
+  if (!p.run_starts.empty() && p.restarts > 0)
+    t += "resumed:      " + std::to_string(p.restarts) + " time(s); runs started " + p.run_starts + "\n";
+  if (!p.job_id.empty()) t += "job:          " + p.job_id + "\n";
+  if (!p.session.empty()) t += "session:      " + p.session + "\n";
+  t += "ranks:        " + std::to_string(p.mpi_size) + " on " + hosts_text(p.hosts) + "\n";
+  if (!p.machine.empty()) t += "machine:      " + p.machine + "\n";
+  t += "hpcnn:        " + p.hpcnn_version + (p.configure_options.empty() ? "" : " (configure " + p.configure_options + ")") + "\n";
+  t += "libraries:\n";
+  for (const auto& [name, version] : p.libraries) t += "  " + name + ": " + version + "\n";
+  t += "settings:\n";
+  for (const auto& [option, value] : p.settings) t += "  " + option + " = " + value + "\n";
+  return t;
+}
+
+// A plot of the page, or the line that says why there is none.
+template <class Draw>
+void figure_or_why(HtmlPage& page, Draw draw, const std::string& caption) {
+  try {
+    page.figure(inline_svg(draw()), caption);
+  } catch (const RuntimeError& e) {
+    page.paragraph(std::string("plot left out: ") + e.what(), "problem");
+  } catch (const UsageError& e) {
+    page.paragraph(std::string("plot left out: ") + e.what(), "problem");
+  }
+}
+
+}  // namespace
+
+void SummaryPage::table(const TablePreset& table, std::vector<Record> rows, std::vector<std::string> columns) {
+  tables_.push_back({&table, std::move(rows), std::move(columns)});
+}
+
+void SummaryPage::verdicts(std::string reference, std::string rates_at, std::vector<PointVerdict> verdicts) {
+  verdicts_.push_back({std::move(reference), std::move(rates_at), std::move(verdicts)});
+}
+
+void SummaryPage::trend(std::string heading, std::vector<PointTrend> trends) {
+  trends_.push_back({std::move(heading), std::move(trends)});
+}
+
+void SummaryPage::runs(const std::vector<ResultRun>& runs) {
+  for (const ResultRun& r : runs) runs_.emplace_back(r.path, r.provenance);
+}
+
+void SummaryPage::write(const std::string& file) const {
+  HtmlPage page("hpcnn results: " + joined(paths_, ", "));
+  page.paragraph("hpcnn-summary " PACKAGE_VERSION " over " + joined(paths_, ", ") + ": " + std::to_string(runs_.size()) +
+                 " result file(s).");
+  if (!left_out_.empty()) {
+    page.heading("Left out");
+    for (const std::string& why : left_out_) page.paragraph(why, "problem");
+  }
+  for (const Verdicts& v : verdicts_) {
+    const VerdictRows rows = verdict_rows(v.verdicts);
+    std::size_t failures = 0, unstable = 0;
+    std::vector<std::string> classes;
+    for (const PointVerdict* p : rows.verdicts) {
+      failures += is_failure(p->verdict);
+      unstable += p->verdict == Verdict::Unstable;
+      classes.push_back(row_class(p->verdict));
+    }
+    page.heading("Verdicts against " + v.reference);
+    page.paragraph(std::to_string(rows.rows.size()) + " verdicts, " + std::to_string(failures) + " failures, " +
+                   std::to_string(unstable) + " unstable; rates at the " + v.rates_at + " iteration time.",
+                   failures ? "problem" : "");
+    if (!rows.common.empty()) page.paragraph("Settings of every row: " + rows.common, "common");
+    page.table(rows.header, rows.rows, classes, {false, false, true, true, true, false, true, false, false, false});
+  }
+  for (const Trend& t : trends_) {
+    const TrendRows rows = trend_rows(t.trends);
+    std::vector<std::string> classes;
+    for (const PointTrend& p : t.trends) classes.push_back(row_class(p.verdict));
+    page.heading("Trend");
+    page.paragraph(t.heading);
+    if (!rows.common.empty()) page.paragraph("Settings of every row: " + rows.common, "common");
+    page.table(rows.header, rows.rows, classes, {false, false, true, true, true, true, true, true, true, false, false});
+    figure_or_why(page, [&t] { return plot_trends_svg(t.trends); },
+                  "Each point's metric per run (x: the run's start time, UTC), the band the run was judged against, "
+                  "flagged runs circled.");
+  }
+  for (const Table& t : tables_) {
+    page.heading(std::string("Table ") + t.preset->name);
+    page.paragraph(t.preset->help);
+    page.records(t.rows, t.columns);
+    if (t.preset->plot && !t.rows.empty())
+      figure_or_why(page, [&t] { return plot_rows_svg(t.preset->name, t.rows); },
+                    std::string("hpcnn-summary --table ") + t.preset->name + " --plot");
+  }
+  page.heading("Runs (" + std::to_string(runs_.size()) + ")");
+  for (const auto& [path, p] : runs_)
+    page.details(path + ": " + p.suite + ", " + p.start_time + ", " + std::to_string(p.mpi_size) + " rank(s)" +
+                     (p.job_id.empty() ? "" : ", job " + p.job_id),
+                 provenance_text(p));
+  write_html(file, page);
+}
+
+}  // namespace hpcnn
