@@ -276,4 +276,9 @@ TEST(TrendPlot, EveryRunOfOneDayDrawnAndTitlesThatFit) {
     heading.erase(0, at + 2);
   }
   EXPECT_LE(heading.size(), 140u) << heading;
+  // Runs of one minute: the ticks say the seconds.
+  std::vector<TrendRun> quick;
+  for (int i = 0; i < 4; ++i) quick.push_back({"2026-11-25T01:00:0" + std::to_string(i) + "Z", {point("lenet5", 1000)}});
+  const std::string seconds = trend_gnuplot_script(trend_points(quick, {}, s), "t.svg");
+  EXPECT_NE(seconds.find("set xtics (\"11-25 01:00:00\" 1, \"11-25 01:00:01\" 2"), std::string::npos) << seconds;
 }

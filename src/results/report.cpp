@@ -196,9 +196,18 @@ void plot_rows(const std::string& table, const std::vector<Record>& rows, const 
 
 namespace {
 
-// "2026-11-25T04:21:28Z" -> "11-25 04:21": a run's tick label, which tells runs of one day apart.
-std::string run_tick(const std::string& iso_time) {
-  return iso_time.size() >= 16 ? iso_time.substr(5, 5) + " " + iso_time.substr(11, 5) : iso_time;
+// "2026-11-25T04:21:28Z" -> "11-25 04:21" (with seconds, "11-25 04:21:28"): a run's tick label,
+// which tells runs of one day apart.
+std::string run_tick(const std::string& iso_time, bool seconds) {
+  return iso_time.size() >= 19 ? iso_time.substr(5, 5) + " " + iso_time.substr(11, seconds ? 8 : 5) : iso_time;
+}
+
+// Whether two runs of the history started in the same minute: then the ticks say the seconds.
+bool runs_share_a_minute(const std::vector<TrendNight>& nights) {
+  std::set<std::string> minutes;
+  for (const TrendNight& n : nights)
+    if (n.value && !minutes.insert(run_tick(n.time, false)).second) return true;
+  return false;
 }
 
 // Text for a gnuplot title: broken into lines of at most `width` characters at blanks.
@@ -232,7 +241,7 @@ std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const st
   std::ostringstream s;
   s << (svg ? "set terminal svg size 1000," : "set terminal pngcairo size 1000,") << height << (svg ? " dynamic\n" : "\n");
   s << "set output " << gnuplot_quoted(file) << "\nset grid\nset key outside right top\n"
-    << "set xlabel 'run (UTC start, month-day hour:minute)'\nset xtics rotate by -30\nset offsets 0.5, 0.5, 0, 0\n"
+    << "set xlabel 'run (its UTC start)'\nset xtics rotate by -30\nset offsets 0.5, 0.5, 0, 0\n"
     << "set multiplot layout " << trends.size() << ",1 title " << gnuplot_quoted(heading) << " noenhanced\n";
   for (std::size_t n = 0; n < trends.size(); ++n) {
     const PointTrend& t = trends[n];
@@ -242,12 +251,13 @@ std::string trend_gnuplot_script(const std::vector<PointTrend>& trends, const st
     std::string ticks;
     int run = 0;
     const std::size_t every = std::max<std::size_t>(1, (t.nights.size() + 24) / 25);  // at most 25 labels
+    const bool seconds = runs_share_a_minute(t.nights);
     s << block << " << EOD\n";
     for (const TrendNight& night : t.nights) {
       if (!night.value) continue;
       ++run;
       if ((run - 1) % every == 0)
-        ticks.append(ticks.empty() ? "" : ", ").append(gnuplot_quoted(run_tick(night.time)) + " " + std::to_string(run));
+        ticks.append(ticks.empty() ? "" : ", ").append(gnuplot_quoted(run_tick(night.time, seconds)) + " " + std::to_string(run));
       const bool judged = night.center && night.band;
       const bool flagged = night.flag == NightFlag::Worse || night.flag == NightFlag::Status;
       s << run << " " << *night.value << " ";
