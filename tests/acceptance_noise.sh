@@ -14,10 +14,12 @@ command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77
 script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
 export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2 ACCEPT_DATA=none
 export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_ROUNDS=3 BLESS_RUNS=6 ACCEPT_MIN_RUNS=6
-# The settings docs/ACCEPTANCE.md gives a shared machine: descheduled iterations are no failure,
-# changes below 15% are not worth a page, and the two-rank allreduce, whose speed depends on where
-# the hypervisor puts the two ranks (3x apart, for minutes), fails only beyond 75%.
-export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 15% --tolerance busbw_gbs=75%"
+# A CI machine is a small shared VM: descheduled iterations are no failure, and the two-rank steps
+# move with where the hypervisor puts their two ranks (the allreduce 3x apart for minutes, the
+# two-rank training step beyond a 15% floor in 3 unchanged nights of 5 on such a VM): changes
+# below 40% fail nothing, the allreduce only beyond 75%. The injected slowdowns (2x, one core) are
+# beyond both; docs/ACCEPTANCE.md measures the smaller ones at length (bench/acceptance_noise.sh).
+export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 40% --tolerance busbw_gbs=75%"
 
 run env BLESS=1 OUT="$out/bless" "$script" smoke box
 [ -s "$out/ref/box/smoke/STABILITY.txt" ] && cat "$out/ref/box/smoke/STABILITY.txt"

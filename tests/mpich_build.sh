@@ -34,5 +34,7 @@ grep -q 'libmpich' <<<"$libs" && ! grep -q 'libmpi\.so' <<<"$libs" ||
 # test programs, only those these tests run are built (the unit tests do not depend on the MPI).
 step "make the MPI tests' programs" "$out/make_tests.log" "$make" -j"$jobs" CTestTestfile.cmake \
   tests/result_checker tests/make_image_files tests/test_collectives
-run ctest --output-on-failure -L mpi -LE 'slow|gpu|cluster|build'
+# CTest runs them directly: the outer `make check`'s jobserver (MAKEFLAGS names its pipe, which is
+# not open here) must not reach the tests' own make calls (install_tree's `make install`).
+run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ctest --output-on-failure -L mpi -LE 'slow|gpu|cluster|build'
 exit $fail
