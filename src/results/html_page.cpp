@@ -72,7 +72,9 @@ std::string html_escaped(const std::string& text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += c;
+      default:
+        // XML 1.0 (the JUnit file) forbids most control characters even escaped: shown as '?'.
+        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') ? '?' : c;
     }
   }
   return out;

@@ -11,7 +11,8 @@
 
 namespace hpcnn {
 
-// Text for HTML: & < > " ' escaped.
+// Text for HTML or XML (the page, the JUnit file): & < > " ' escaped, control characters other
+// than tab and newline shown as '?' (XML 1.0 forbids them).
 std::string html_escaped(const std::string& text);
 
 // The <svg> element of an SVG file's text, for inlining: what comes before it (the XML

@@ -12,6 +12,7 @@
 #include "base/durable_file.hpp"
 #include "base/median.hpp"
 #include "base/errors.hpp"
+#include "results/html_page.hpp"
 #include "results/report.hpp"
 #include "results/table.hpp"
 
@@ -69,22 +70,6 @@ std::string number_text(std::optional<double> v) {
   return buf;
 }
 
-std::string xml_escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even escaped: show them as '?'.
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') ? '?' : c;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -512,13 +497,13 @@ std::string junit_xml(const std::vector<PointVerdict>& verdicts) {
     std::string settings = v.settings;
     std::replace(settings.begin(), settings.end(), ' ', '.');
     if (!settings.empty()) classname += "." + settings;
-    x << "    <testcase classname=\"" << xml_escaped(classname) << "\" name=\"" << xml_escaped(v.metric) << "\" time=\"0\"";
+    x << "    <testcase classname=\"" << html_escaped(classname) << "\" name=\"" << html_escaped(v.metric) << "\" time=\"0\"";
     if (!is_failure(v.verdict)) {
       x << "/>\n";
       continue;
     }
-    x << ">\n      <failure type=\"" << verdict_name(v.verdict) << "\" message=\"" << xml_escaped(v.message()) << "\">"
-      << xml_escaped(v.message()) << "</failure>\n    </testcase>\n";
+    x << ">\n      <failure type=\"" << verdict_name(v.verdict) << "\" message=\"" << html_escaped(v.message()) << "\">"
+      << html_escaped(v.message()) << "</failure>\n    </testcase>\n";
   }
   x << "  </testsuite>\n</testsuites>\n";
   return x.str();
