@@ -18,7 +18,7 @@ kit=$(cd "$kit" && pwd)
 src=${HPCNN_KIT_SRC:-/tmp/hpcnn-gpu-src}
 mkdir -p "$src"
 # The tracked and untracked-but-not-ignored files: what a clone plus the work in progress has.
-(git ls-files; git ls-files --others --exclude-standard) | rsync -a --files-from=- . "$src/"
+(git ls-files; git ls-files --others --exclude-standard) | tar -cf - --files-from=- | tar -xpf - -C "$src"
 cd "$src"
 [ -x configure ] || autoreconf -fi >/dev/null
 if [ ! -f config.status ] || [ configure -nt config.status ]; then
@@ -26,11 +26,11 @@ if [ ! -f config.status ] || [ configure -nt config.status ]; then
     CUDA_ARCH="${CUDA_ARCH:-90}" >/dev/null
 fi
 make -j"$(nproc)" all >/dev/null
-make -j"$(nproc)" tests/test_backends tests/test_network tests/test_collectives tests/test_nccl \
+make -j"$(nproc)" tests/test_backends tests/test_network tests/test_memory_plan tests/test_collectives tests/test_nccl \
   tests/result_checker >/dev/null
 mkdir -p "$kit/build/tests"
 for f in hpcnn-*; do [ -x "$f" ] && [ ! -d "$f" ] && install -m 755 -s "$f" "$kit/build/$f"; done
-for f in tests/test_backends tests/test_network tests/test_collectives tests/test_nccl tests/result_checker; do
+for f in tests/test_backends tests/test_network tests/test_memory_plan tests/test_collectives tests/test_nccl tests/result_checker; do
   install -m 755 -s "$f" "$kit/build/$f"
 done
 cd "$root"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu-check/run_checks.sh BUILD OUT [tests|bench|all] -- the GPU verification in one command, for a
 # GPU machine without MPI (see gpu-check/runtime_env.sh for the MPI/HDF5 run time there).
-#   tests : the GPU variants of the backend and network tests (tests/test_* --gpu), the NCCL
+#   tests : the GPU variants of the backend, network and memory-plan tests (tests/test_* --gpu),
+#           compute-sanitizer's initcheck on one memory-plan case where the machine has it, the NCCL
 #           collective tests, a short hpcnn-train / hpcnn-infer smoke run in every precision and
 #           a fusion on/off comparison
 #   bench : inference and training images/s against batch size side by side with PyTorch
@@ -28,6 +29,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   step "test_network --gpu"
   timeout "${HPCNN_TEST_SECONDS:-200}" "$build/tests/test_network" --gpu > "$out/test_network_gpu.txt" 2>&1
   echo "exit $?"; grep -E "\[ rule \]|FAILED|PASSED|SKIPPED:" "$out/test_network_gpu.txt" | tail -60
+  step "test_memory_plan --gpu"
+  timeout "${HPCNN_TEST_SECONDS:-200}" "$build/tests/test_memory_plan" --gpu > "$out/test_memory_plan_gpu.txt" 2>&1
+  echo "exit $?"; grep -E "FAILED|PASSED|SKIPPED" "$out/test_memory_plan_gpu.txt" | tail -20
+  # A case that did not repeat on an H200: does any kernel read device memory nobody wrote?
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [ -n "$sanitizer" ]; then
+    step "compute-sanitizer initcheck: test_memory_plan, ResNet-18 at 32x32, fp32, no fusion"
+    timeout "${HPCNN_TEST_SECONDS:-200}" "$sanitizer" --tool initcheck --print-limit 10 \
+      "$build/tests/test_memory_plan" --gpu --gtest_filter='*cuda_resnet18_32_unfused' > "$out/initcheck.txt" 2>&1
+    echo "exit $?"; grep -E "Uninitialized|ERROR SUMMARY|OK \]|FAILED \]" "$out/initcheck.txt" | head -20
+  else
+    echo "compute-sanitizer: not on this machine (skipped)"
+  fi
   step "NCCL collectives (tests/nccl_collectives.sh)"
   (cd "$build" && HPCNN_SRCDIR="$root" HPCNN_BUILDDIR="$build" timeout "${HPCNN_TEST_SECONDS:-200}" \
     bash "$root/tests/nccl_collectives.sh") > "$out/nccl_collectives.txt" 2>&1

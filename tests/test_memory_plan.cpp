@@ -131,10 +131,12 @@ double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // CPU backends: bit-identical (the same kernels on the same values; only the addresses differ).
-// GPU backends: cuDNN may pick other algorithms or sum atomically in another order for other
-// addresses, so the plan is held to the rounding of one fp32 step, times the variant's factor.
+// GPU backends: cuDNN's algorithms that sum with atomics give other roundings run to run, which
+// batch norm over few values and the second step amplify; so the plan may differ from no plan by
+// as much as a second run without it differs from the first (`again`), and at least by the
+// rounding of one fp32 step times the variant's factor.
 void expect_same(const char* what, const std::vector<float>& on, const std::vector<float>& off,
-                 const test::BackendVariant& v, bool gpu) {
+                 const std::vector<float>& again, const test::BackendVariant& v, bool gpu) {
   if (!gpu) {
     ASSERT_EQ(on.size(), off.size()) << what;
     std::size_t first = on.size();
@@ -145,7 +147,10 @@ void expect_same(const char* what, const std::vector<float>& on, const std::vect
                                 << (first < off.size() ? off[first] : 0);
     return;
   }
-  EXPECT_LE(rel_error(on, off), 1e-5 * v.model_factor) << what;
+  const double planned = rel_error(on, off), rerun = rel_error(again, off);
+  const double bound = std::max(1e-5 * v.model_factor, 2 * rerun);
+  std::printf("[ rule ] %s: plan vs no plan %.2e <= %.2e (no plan run twice: %.2e)\n", what, planned, bound, rerun);
+  EXPECT_LE(planned, bound) << what;
 }
 
 class PlanVsNoPlan : public ::testing::TestWithParam<std::tuple<std::string, PlanCase, bool>> {};
@@ -165,11 +170,12 @@ TEST_P(PlanVsNoPlan, TrainingGivesTheSameNumbers) {
   const Graph graph = build_model(pc.model, cfg);
   const Trained on = train(v, graph, fuse, true), off = train(v, graph, fuse, false);
   const bool gpu = test::gpu_mode();
-  expect_same("losses", on.losses, off.losses, v, gpu);
-  expect_same("parameter gradients", on.grads, off.grads, v, gpu);
-  expect_same("input gradient", on.dinput, off.dinput, v, gpu);
-  expect_same("logits", on.logits, off.logits, v, gpu);
-  expect_same("batch-norm statistics", on.buffers, off.buffers, v, gpu);
+  const Trained again = gpu ? train(v, graph, fuse, false) : off;
+  expect_same("losses", on.losses, off.losses, again.losses, v, gpu);
+  expect_same("parameter gradients", on.grads, off.grads, again.grads, v, gpu);
+  expect_same("input gradient", on.dinput, off.dinput, again.dinput, v, gpu);
+  expect_same("logits", on.logits, off.logits, again.logits, v, gpu);
+  expect_same("batch-norm statistics", on.buffers, off.buffers, again.buffers, v, gpu);
   // The plan allocates less than a buffer each (training keeps every gradient otherwise), and
   // without it the executor allocates exactly a buffer each.
   EXPECT_LT(on.memory.planned_bytes, on.memory.unplanned_bytes);
@@ -215,7 +221,7 @@ TEST_P(PlanVsNoPlan, InferenceGivesTheSameNumbers) {
   cfg.act = pc.act;
   const Graph graph = build_model(pc.model, cfg);
   const Inferred on = infer(v, graph, fuse, true), off = infer(v, graph, fuse, false);
-  expect_same("logits", on.logits, off.logits, v, test::gpu_mode());
+  expect_same("logits", on.logits, off.logits, off.logits, v, test::gpu_mode());  // no atomics forward
   EXPECT_GE(on.memory.planned_bytes, on.memory.bound_bytes);
   EXPECT_LE(on.memory.planned_bytes, on.memory.unplanned_bytes);
 }
@@ -237,7 +243,7 @@ INSTANTIATE_TEST_SUITE_P(
 // With the plan, an output whose bytes are reused is refused after the step instead of read stale;
 // without it every output stays readable.
 TEST(PlanReads, ReusedOutputsAreRefused) {
-  const test::BackendVariant& v = test::variants_under_test(true).front();
+  const test::BackendVariant v = test::variants_under_test(true).front();  // a copy: the list is a temporary
   const Graph graph = build_model("resnet18-cifar", [] {
     ModelConfig c;
     c.input = {1, 3, 16, 16};

@@ -384,6 +384,13 @@ class Fusion : public ::testing::TestWithParam<std::string> {};
 // differently, which the network carries like any rounding: the whole-network bound.
 static double same_tol(double model_factor) { return model_factor == 1.0 ? 1e-4 : 1e-3 * model_factor; }
 
+// Against the reference, gradients carry every rounding of the forward and backward passes: fp32
+// stays within 1e-3; at TF32/BF16 they get the whole-model gradient bound of ModelVsReference (a
+// BF16 input gradient through four layers is about 9e-2 off, the unfused network's as much).
+static double reference_grad_tol(double model_factor) {
+  return model_factor == 1.0 ? 1e-3 : std::min(5e-2 * model_factor, 0.5);
+}
+
 // The fused network computes what the unfused one does (same backend), and what the reference
 // computes; dnnl and cuda fuse every candidate, the other backends none (the reference is the
 // unfused oracle). A fused node's own output is refused by read_output.
@@ -428,13 +435,15 @@ TEST_P(Fusion, FusedMatchesUnfusedAndReference) {
   const double f = test::find_variant(name).model_factor;
   const double e_same = std::max({rel_error(fused.logits, unfused.logits), rel_error(fused.grads, unfused.grads),
                                   rel_error(fused.dinput, unfused.dinput)});
-  const double e_ref = std::max({rel_error(fused.logits, ref.logits), rel_error(fused.grads, ref.grads),
-                                 rel_error(fused.dinput, ref.dinput)});
-  std::printf("[ rule ] %s: %zu ReLUs fused; fused vs unfused %.2e <= %.0e, fused vs reference %.2e <= %.0e "
-              "(relative L2, worst of logits, parameter and input gradients)\n",
-              name.c_str(), fused.fused, e_same, same_tol(f), e_ref, 1e-3 * f);
+  const double e_ref_logits = rel_error(fused.logits, ref.logits);
+  const double e_ref_grads = std::max(rel_error(fused.grads, ref.grads), rel_error(fused.dinput, ref.dinput));
+  std::printf("[ rule ] %s: %zu ReLUs fused; fused vs unfused %.2e <= %.0e (worst of logits, parameter and input "
+              "gradients); fused vs reference: logits %.2e <= %.0e, gradients %.2e <= %.0e (relative L2)\n",
+              name.c_str(), fused.fused, e_same, same_tol(f), e_ref_logits, 1e-3 * f, e_ref_grads,
+              reference_grad_tol(f));
   EXPECT_LE(e_same, same_tol(f));
-  EXPECT_LE(e_ref, 1e-3 * f);
+  EXPECT_LE(e_ref_logits, 1e-3 * f);
+  EXPECT_LE(e_ref_grads, reference_grad_tol(f));
 }
 
 // Batch-norm scale and shift away from 1/0, and running statistics away from the initialization
