@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes runs of an acceptance set the reference of a system (docs/ACCEPTANCE.md, "References and
 # blessing"): the result files of each RUN_DIR become results/reference/<SYSTEM>/<SET>/run-K/,
-# with a BLESSED note (when, where, from which runs, hpcnn version, git commit) and STABILITY.txt
-# (how steady each point is over the runs). jobscripts/acceptance.sh calls it with BLESS=1.
+# with a BLESSED note (when, where, from which runs, hpcnn version, git commit), STABILITY.txt and
+# its page stability.html (how steady each point is over the runs). jobscripts/acceptance.sh calls
+# it with BLESS=1.
 #
 #   jobscripts/bless.sh RUN_DIR [RUN_DIR...] SYSTEM SET
 #
@@ -63,8 +64,12 @@ for dir in "${run_dirs[@]}"; do
 done
 
 # One reference? One build, one machine, the same points in every run; and how steady each point is.
-stability=$("$HPCNN_BIN/hpcnn-summary" --stability --min-runs "$min_runs" "${run_dirs[@]}" 2>&1)
+page_dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$page_dir"' EXIT
+stability=$("$HPCNN_BIN/hpcnn-summary" --stability --min-runs "$min_runs" --html "$page_dir/stability.html" \
+  "${run_dirs[@]}" 2>&1)
 status=$?
+stability=$(grep -v '^hpcnn-summary: page written' <<<"$stability")
 if [ "$status" != 0 ]; then
   echo "${0##*/}: not blessed: ${stability#hpcnn-summary: error: }" >&2
   exit 2
@@ -81,6 +86,8 @@ for dir in "${run_dirs[@]}"; do
     { rm -rf "$fresh"; echo "${0##*/}: copy into $fresh failed" >&2; exit 1; }
 done
 echo "$stability" > "$fresh/STABILITY.txt"
+cp "$page_dir/stability.html" "$fresh/stability.html" 2>/dev/null ||
+  echo "${0##*/}: no stability page (the text is in STABILITY.txt)" >&2
 { echo "blessed $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) from ${#run_dirs[@]} runs: ${run_dirs[*]}";
   echo "runs ${#run_dirs[@]}";
   echo "hpcnn $("$HPCNN_BIN/hpcnn-summary" --version)";
@@ -90,5 +97,5 @@ rm -rf "$reference.old"
 mv "$fresh" "$reference" && rm -rf "$reference.old"
 unstable=$(grep -c '^unstable:' <<<"$stability")
 note=""
-[ "$unstable" = 0 ] || note="; $unstable point(s) UNSTABLE, see $reference/STABILITY.txt"
+[ "$unstable" = 0 ] || note="; $unstable point(s) UNSTABLE, see $reference/STABILITY.txt (or stability.html)"
 echo "reference $reference is now ${#run_dirs[@]} runs (${run_dirs[*]})$note"

@@ -118,14 +118,17 @@ FittedLink fit_link(const std::vector<Record>& points, double add_s_per_float, c
   if (time_by_bytes.size() < 2)
     throw UsageError(what + ": the link is fitted from hpcnn-allreduce --exchange ring at 2 ranks (one per host) and at "
                             "least two --sizes; it holds " + std::to_string(time_by_bytes.size()) + " such sizes");
-  // The slope from the sizes the bandwidth decides (the upper half, at least the two largest).
+  // time = intercept + slope x bytes over every size, by least squares of the relative error
+  // (weights 1/time^2): each size counts as much as any other, so neither the small sizes' latency
+  // nor a single slow large size decides the line alone.
   std::vector<std::pair<double, double>> v(time_by_bytes.begin(), time_by_bytes.end());
-  const std::size_t from = std::min(v.size() - 2, v.size() / 2);
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
-  for (std::size_t i = from; i < v.size(); ++i, ++n) {
-    sx += v[i].first, sy += v[i].second, sxx += v[i].first * v[i].first, sxy += v[i].first * v[i].second;
+  double s0 = 0, s1 = 0, s2 = 0, t0 = 0, t1 = 0;
+  for (const auto& [x, t] : v) {
+    const double w = 1.0 / (t * t);
+    s0 += w, s1 += w * x, s2 += w * x * x, t0 += w * t, t1 += w * x * t;
   }
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  const double slope = (s0 * t1 - s1 * t0) / (s0 * s2 - s1 * s1);
+  const double intercept = (t0 - slope * s1) / s0;
   // Per byte: the bytes cross the link once each way (2 x half the message); half the message's
   // floats are added (add_s_per_float per 4 bytes).
   const double per_byte = slope - add_s_per_float / 8.0;
@@ -134,9 +137,10 @@ FittedLink fit_link(const std::vector<Record>& points, double add_s_per_float, c
                      text("%.3g", slope) + " s/B)");
   FittedLink f;
   f.link.bandwidth_bps = 1.0 / per_byte;
-  // Two messages' latency in the smallest size's time, each crossing two links (host - switch - host).
-  f.link.latency_s = std::max(1e-9, (v.front().second - slope * v.front().first) / 4.0);
+  // Two messages' latency in the intercept, each crossing two links (host - switch - host).
+  f.link.latency_s = std::max(1e-9, intercept / 4.0);
   f.points = static_cast<int>(v.size());
+  for (const auto& [x, t] : v) f.worst_fit_error = std::max(f.worst_fit_error, std::abs(intercept + slope * x - t) / t);
   f.smallest_bytes = v.front().first, f.largest_bytes = v.back().first;
   return f;
 }

@@ -44,13 +44,15 @@ std::string hostfile_for(const std::vector<std::string>& hosts, int nodes, int r
 
 // The link of the user's network from a measured hpcnn-allreduce (ring, 2 ranks on 2 hosts, at
 // least two sizes): its time is 2 latencies + the bytes once each way + the adds of half the
-// message, so a message's latency is (time at the smallest size - bytes x the slope) / 2, half of
-// it per link of the two a flat switch's route crosses, and the bandwidth is the slope's, less
-// the adds (add_s_per_float, measured on the node). Throws UsageError naming what the points lack.
+// message, a line over the sizes fitted by relative error, so a message's latency is half the
+// line's intercept, half of that per link of the two a flat switch's route crosses, and the
+// bandwidth is the slope's, less the adds (add_s_per_float, measured on the node). Throws
+// UsageError naming what the points lack.
 struct FittedLink {
   Link link;
   int points = 0;
   double smallest_bytes = 0, largest_bytes = 0;
+  double worst_fit_error = 0;  // the line's largest relative distance from a measured size
 };
 FittedLink fit_link(const std::vector<Record>& allreduce_points, double add_s_per_float, const std::string& what);
 

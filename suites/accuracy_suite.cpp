@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "config.h"
 #include "data/batch_loader.hpp"
@@ -38,6 +39,7 @@
 #include "harness/checkpoint.hpp"
 #include "harness/signals.hpp"
 #include "harness/training_loop.hpp"
+#include "suites/epoch_driver.hpp"
 #include "suites/evaluator.hpp"
 #include "suites/model_point.hpp"
 #include "suites/real_data.hpp"
@@ -46,8 +48,6 @@ namespace hpcnn {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::vector<OptionSpec> accuracy_options() {
   std::vector<OptionSpec> specs;
@@ -160,63 +160,51 @@ class MeanOverRanks : public GradientSync {
   std::vector<float> grads_;
 };
 
-// Everything a point records per epoch and per --eval-every evaluation.
-struct EpochSeries {
-  std::vector<double> train_loss, train_acc, test_loss, test_acc, epoch_time, test_time, load_wait;
-  std::vector<double> eval_step, eval_loss, eval_acc;
-  std::vector<double> step_loss;  // global mean loss of every optimizer step
-  long steps = 0, diverged_step = -1;
-  int resumed_epochs = 0;  // whole epochs restored from a checkpoint
-  long resumed_steps = 0;  // optimizer steps restored from a checkpoint
-  bool diverged() const { return diverged_step >= 0; }
-  // Every series by name, for a checkpoint.
-  std::vector<std::pair<const char*, std::vector<double>*>> named();
-};
-
-std::vector<std::pair<const char*, std::vector<double>*>> EpochSeries::named() {
-  return {{"train_loss", &train_loss}, {"train_acc", &train_acc}, {"test_loss", &test_loss},
-          {"test_acc", &test_acc},     {"epoch_time", &epoch_time}, {"test_time", &test_time},
-          {"load_wait", &load_wait},   {"eval_step", &eval_step},   {"eval_loss", &eval_loss},
-          {"eval_acc", &eval_acc},     {"step_loss", &step_loss}};
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+int ranks_in(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size;
 }
 
-// Where training stands: the epoch in progress, its batches done, and what the epoch has gathered
-// so far. With the weights, optimizer and series, what a checkpoint needs to continue mid-epoch.
-struct EpochPosition {
-  int epoch = 0;
-  long batch = 0;                // batches of this epoch done
-  double sums[3] = {0, 0, 0};    // loss x images, correct, images (all ranks)
-  double waited = 0;             // waiting for the loader
-  double seconds = 0;            // training time of this epoch before a restart
-};
-
-// One point's training state on this rank: the data pipelines, the networks, the optimizer and
-// the loop. The main network of the full batch owns the parameters; the short last batch runs on
-// a network of its size with main's parameters and running statistics.
-class AccuracyRun {
+// One point's training on this rank, as the epoch driver's steps: the data pipelines, the
+// networks, the optimizer and the global mean gradient. The main network of the full batch owns
+// the parameters; the short last batch runs on a network of its size with main's parameters and
+// running statistics.
+class AccuracyRun final : public EpochSteps {
  public:
-  // checkpoint: the file of --checkpoint-every (restored first when it exists), or "".
+  // checkpoint: the file of --checkpoint-every, or ""; resume: its contents to continue from.
   AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph, MPI_Comm comm,
-              std::string checkpoint);
-  EpochSeries train();
+              const std::string& checkpoint, const TrainingCheckpoint* resume);
+  // "" when the training finished (or diverged), else why a stop signal ended it.
+  std::string train() { return driver_.train(); }
+  const EpochDriver& driver() const { return driver_; }
   std::vector<float> params() { return main_.get_params(); }
+  std::int64_t diverged_step() const { return diverged_step_; }
+
+  std::vector<std::vector<std::uint32_t>> batches(int epoch) override;
+  bool stop_before_step() override { return stop_requested_anywhere(comm_); }
+  Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) override;
+  bool diverged() const override { return diverged_step_ >= 0; }
+  bool divergence_ends_training() const override { return true; }
+  Evaluation evaluate() override { return evaluator_.run(main_.get_params(), main_.get_buffers()); }
+  void save_weights(TrainingCheckpoint& c) override;
+  RankState rank_state() override;
+  void restore(const TrainingCheckpoint& c, std::size_t rank, std::size_t ranks) override;
 
  private:
-  bool checkpoints() const { return ap_.checkpoint_every > 0 && !checkpoint_.empty(); }
-  void save_checkpoint(EpochSeries& s, const EpochPosition& at);
-  EpochPosition restore_checkpoint(EpochSeries& s);  // the start of training without a checkpoint
   data::PipelineOptions pipeline(bool training) const;
-  // The epoch from `at` to its end; a stop signal ends it (and the point) after a checkpoint.
-  void run_epoch(EpochPosition at, EpochSeries& s);
-  void finish_epoch(const EpochPosition& at, EpochSeries& s);
-  void step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds);
-  void evaluate_every(EpochSeries& s, double& eval_seconds);
+  EpochDriver::Plan plan(const std::string& checkpoint) const;
+  void evaluate_every(std::int64_t steps, EpochSeries& series, double& seconds);
 
   const AccuracyPoint& ap_;
   const LoadedData& data_;
-  Backend& backend_;
   MPI_Comm comm_;
-  int rank_ = 0, size_ = 1;
+  int rank_, size_;
   data::BatchLoader loader_;
   Evaluator evaluator_;
   NetworkSet nets_;
@@ -224,20 +212,33 @@ class AccuracyRun {
   Optimizer optimizer_;
   MeanOverRanks sync_;
   TrainingLoop loop_;
-  long steps_per_epoch_ = 0;
-  std::string checkpoint_;
+  std::size_t steps_per_epoch_ = 0;
+  std::int64_t diverged_step_ = -1;  // the step whose loss was NaN or Inf (1-based)
+  EpochDriver driver_;
 };
 
 data::PipelineOptions AccuracyRun::pipeline(bool training) const {
   return real_data_pipeline(ap_.mp, ap_.cache, ap_.prefetch, training && ap_.augment);
 }
 
+EpochDriver::Plan AccuracyRun::plan(const std::string& checkpoint) const {
+  EpochDriver::Plan p;
+  p.epochs = ap_.epochs;
+  p.steps_per_epoch = steps_per_epoch_;
+  p.checkpoint_every = ap_.checkpoint_every;
+  p.checkpoint_steps = ap_.checkpoint_steps;
+  p.checkpoint = checkpoint;
+  p.reproducer = ap_.reproducer;
+  return p;
+}
+
 AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph,
-                         MPI_Comm comm, std::string checkpoint)
+                         MPI_Comm comm, const std::string& checkpoint, const TrainingCheckpoint* resume)
     : ap_(ap),
       data_(data),
-      backend_(backend),
       comm_(comm),
+      rank_(rank_in(comm)),
+      size_(ranks_in(comm)),
       loader_(data.set.train, data.norm, pipeline(true)),
       evaluator_(backend, graph, network_options(ap.mp, ap.test_batch, Mode::Infer), data.set.test, data.norm,
                  pipeline(false), ap.test_batch, comm),
@@ -246,22 +247,27 @@ AccuracyRun::AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backen
       optimizer_(backend, main_.param_count(), ap.mp.optimizer),
       sync_(backend, optimizer_, main_.param_count(), comm),
       loop_(backend, {Mode::Train, 0, 0, true, MPI_COMM_NULL, false}, &sync_),
-      checkpoint_(std::move(checkpoint)) {
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &size_);
-  steps_per_epoch_ = static_cast<long>(data::steps_per_epoch(data.set.train.size(), ap.mp.batch, size_));
+      steps_per_epoch_(data::steps_per_epoch(data.set.train.size(), ap.mp.batch, size_)),
+      driver_(plan(checkpoint), comm, loader_, *this) {
+  if (resume) driver_.resume(*resume);
 }
 
-void AccuracyRun::evaluate_every(EpochSeries& s, double& eval_seconds) {
-  if (ap_.eval_every <= 0 || s.steps % ap_.eval_every != 0) return;
+std::vector<std::vector<std::uint32_t>> AccuracyRun::batches(int epoch) {
+  return data::rank_batches(data::epoch_order(data_.set.train.size(), ap_.mp.seed, static_cast<std::uint64_t>(epoch),
+                                              ap_.shuffle),
+                            ap_.mp.batch, rank_, size_);
+}
+
+void AccuracyRun::evaluate_every(std::int64_t steps, EpochSeries& series, double& seconds) {
+  if (ap_.eval_every <= 0 || steps % ap_.eval_every != 0) return;
   const Evaluation e = evaluator_.run(main_.get_params(), main_.get_buffers());
-  eval_seconds += e.seconds;
-  s.eval_step.push_back(double(s.steps));
-  s.eval_loss.push_back(e.loss);
-  s.eval_acc.push_back(e.acc);
+  seconds += e.seconds;
+  series.eval_step.push_back(double(steps));
+  series.eval_loss.push_back(e.loss);
+  series.eval_acc.push_back(e.acc);
 }
 
-void AccuracyRun::step(const data::Batch& b, EpochSeries& s, double epoch_sums[3], double& eval_seconds) {
+EpochSteps::Tally AccuracyRun::step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) {
   Network* net = &main_;
   if (b.size > 0) {
     net = &nets_.get(b.size);
@@ -270,190 +276,69 @@ void AccuracyRun::step(const data::Batch& b, EpochSeries& s, double epoch_sums[3
       net->set_buffers(main_.get_buffers());
     }
   }
-  const long total_steps = steps_per_epoch_ * ap_.epochs;
-  optimizer_.set_lr(scheduled_lr(ap_.lr_schedule, ap_.mp.optimizer.lr, s.steps, steps_per_epoch_, total_steps, ap_.lr_step));
+  const long total_steps = static_cast<long>(steps_per_epoch_) * ap_.epochs;
+  optimizer_.set_lr(scheduled_lr(ap_.lr_schedule, ap_.mp.optimizer.lr, static_cast<long>(done),
+                                 static_cast<long>(steps_per_epoch_), total_steps, ap_.lr_step));
   const StepResult r = loop_.step(*net, {b.images.data(), b.labels.data(), b.size}, &main_);
   if (b.size > 0 && net != &main_) main_.set_buffers(net->get_buffers());  // its statistics update counts too
-  ++s.steps;
+  Tally t;
+  t.load = waited;
   if (r.diverged) {
-    s.diverged_step = s.steps;
-    return;
+    diverged_step_ = done + 1;
+    return t;
   }
-  s.step_loss.push_back(r.judged_loss);
-  for (int i = 0; i < 3; ++i) epoch_sums[i] += sync_.sums()[i];
-  evaluate_every(s, eval_seconds);
+  series.step_loss.push_back(r.judged_loss);
+  t.sums[0] = r.local.loss * double(r.local.images);
+  t.sums[1] = double(r.local.correct);
+  t.sums[2] = double(r.local.images);
+  evaluate_every(done + 1, series, t.excluded);
+  return t;
 }
 
-void AccuracyRun::run_epoch(EpochPosition at, EpochSeries& s) {
-  const data::ImageSet& train = data_.set.train;
-  const auto t0 = Clock::now();
-  double excluded = 0;  // evaluations and checkpoints: not training time
-  auto batches = data::rank_batches(data::epoch_order(train.size(), ap_.mp.seed, at.epoch, ap_.shuffle), ap_.mp.batch,
-                                    rank_, size_);
-  // Augmentation is a function of (seed, epoch, sample): the rest of the epoch is the same batches
-  // whether or not it starts after a restart.
-  batches.erase(batches.begin(), batches.begin() + std::min<long>(at.batch, static_cast<long>(batches.size())));
-  loader_.start_epoch(static_cast<std::uint64_t>(at.epoch), std::move(batches));
-  for (; at.batch < steps_per_epoch_ && !s.diverged(); ++at.batch) {
-    // A stop signal ends the point at a step boundary on every rank together, after a checkpoint
-    // of this very step (--resume continues from it; without checkpoints it reruns the point).
-    if (stop_requested_anywhere(comm_)) {
-      at.seconds += since(t0) - excluded;
-      if (checkpoints()) save_checkpoint(s, at);
-      agree_on_failure(comm_, {PointStatus::Interrupted, "interrupted by a signal at step " + std::to_string(s.steps) +
-                                                             " (epoch " + std::to_string(at.epoch + 1) + ")"});
-    }
-    double w = 0;
-    const data::Batch b = loader_.next(&w);
-    at.waited += w;
-    step(b, s, at.sums, excluded);
-    if (checkpoints() && ap_.checkpoint_steps && s.steps % ap_.checkpoint_every == 0 && !s.diverged()) {
-      const auto c0 = Clock::now();
-      EpochPosition next = at;
-      ++next.batch;
-      next.seconds += since(t0) - excluded;
-      save_checkpoint(s, next);
-      excluded += since(c0);
-    }
-  }
-  backend_.synchronize();
-  at.seconds += since(t0) - excluded;
-  finish_epoch(at, s);
+// The parameters and optimizer state are the same on every rank: rank 0's.
+void AccuracyRun::save_weights(TrainingCheckpoint& c) {
+  if (rank_ != 0) return;
+  c.params = main_.get_params();
+  c.optimizer = optimizer_.state();
 }
 
-void AccuracyRun::finish_epoch(const EpochPosition& at, EpochSeries& s) {
-  double seconds = at.seconds;
-  if (size_ > 1) MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm_);
-  s.epoch_time.push_back(seconds);
-  s.load_wait.push_back(at.waited);
-  const double* sums = at.sums;
-  if (s.diverged()) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    s.train_loss.push_back(nan);
-    s.train_acc.push_back(sums[2] > 0 ? 100.0 * sums[1] / sums[2] : nan);
-    s.test_loss.push_back(nan);
-    s.test_acc.push_back(nan);
-    s.test_time.push_back(0.0);
-    return;
-  }
-  s.train_loss.push_back(sums[0] / sums[2]);
-  s.train_acc.push_back(100.0 * sums[1] / sums[2]);
-  const Evaluation e = evaluator_.run(main_.get_params(), main_.get_buffers());
-  s.test_loss.push_back(e.loss);
-  s.test_acc.push_back(e.acc);
-  s.test_time.push_back(e.seconds);
-}
-
-EpochSeries AccuracyRun::train() {
-  EpochSeries s;
-  EpochPosition at = restore_checkpoint(s);
-  for (; at.epoch < ap_.epochs && !s.diverged(); at = EpochPosition{at.epoch + 1}) {
-    run_epoch(at, s);
-    const int done = at.epoch + 1;
-    if (checkpoints() && !ap_.checkpoint_steps && done % ap_.checkpoint_every == 0 && done < ap_.epochs &&
-        !s.diverged())
-      save_checkpoint(s, EpochPosition{done});
-  }
-  return s;
-}
-
-// Test-only: HPCNN_TEST_KILL_AFTER_CHECKPOINTS (base/fault_injection.hpp).
-void maybe_kill_after_checkpoint() {
-  static long written = 0;
-  inject_kill_after("CHECKPOINTS", ++written);
-}
-
-// Rank 0 writes what every rank needs to continue: the parameters, optimizer state and series
-// (the same on every rank), and every rank's batch-norm statistics and dropout step counters
-// (each rank's own).
-void AccuracyRun::save_checkpoint(EpochSeries& s, const EpochPosition& at) {
-  const std::vector<float> buffers = main_.get_buffers();
-  std::vector<double> steps(4, 0.0);  // (batch, forward passes) of the full and the short network
+// Every rank's own: its batch-norm statistics and its networks' dropout step counters, as (batch,
+// forward passes) of the full and the short network.
+EpochSteps::RankState AccuracyRun::rank_state() {
+  RankState mine;
+  mine.buffers = main_.get_buffers();
+  mine.net_steps.assign(4, 0.0);
   std::size_t k = 0;
   for (const auto& [batch, passes] : nets_.steps())
-    if (k + 1 < steps.size()) {
-      steps[k++] = batch;
-      steps[k++] = static_cast<double>(passes);
+    if (k + 1 < mine.net_steps.size()) {
+      mine.net_steps[k++] = batch;
+      mine.net_steps[k++] = static_cast<double>(passes);
     }
-  std::vector<float> all_buffers(rank_ == 0 ? buffers.size() * static_cast<std::size_t>(size_) : 0);
-  std::vector<double> all_steps(rank_ == 0 ? steps.size() * static_cast<std::size_t>(size_) : 0);
-  MPI_Gather(buffers.data(), static_cast<int>(buffers.size()), MPI_FLOAT, all_buffers.data(),
-             static_cast<int>(buffers.size()), MPI_FLOAT, 0, comm_);
-  MPI_Gather(steps.data(), 4, MPI_DOUBLE, all_steps.data(), 4, MPI_DOUBLE, 0, comm_);
-  const Optimizer::State opt = optimizer_.state();
-  if (rank_ != 0) return;
-  Checkpoint c;
-  c.put("epoch", std::int64_t{at.epoch});
-  c.put("epoch_batch", static_cast<std::int64_t>(at.batch));
-  c.put("epoch_sums", std::vector<double>(at.sums, at.sums + 3));
-  c.put("epoch_waited", std::vector<double>{at.waited});
-  c.put("epoch_seconds", std::vector<double>{at.seconds});
-  c.put("ranks", std::int64_t{size_});
-  c.put("steps", static_cast<std::int64_t>(s.steps));
-  c.put("params", main_.get_params());
-  c.put("buffers", std::move(all_buffers));
-  c.put("net_steps", std::move(all_steps));
-  c.put("optimizer_steps", opt.steps);
-  c.put("optimizer_first", opt.first);
-  c.put("optimizer_second", opt.second);
-  for (auto& [name, series] : s.named()) c.put(name, *series);
-  c.write(checkpoint_, ap_.reproducer);
-  maybe_kill_after_checkpoint();
+  return mine;
 }
 
-EpochPosition AccuracyRun::restore_checkpoint(EpochSeries& s) {
-  if (!checkpoints()) return {};
-  const std::optional<Checkpoint> read = read_point_checkpoint(checkpoint_, ap_.reproducer, comm_);
-  if (!read) return {};
-  const Checkpoint& c = *read;
-  // The CRC and the settings match, so the sizes should too; a file that still disagrees (another
-  // build's model, a forged file) is refused naming the array, never read past its end.
-  const auto expect_size = [&](const char* name, std::size_t got, std::size_t want) {
-    if (got != want)
-      throw RuntimeError(checkpoint_ + ": '" + name + "' holds " + std::to_string(got) + " values, this point needs " +
-                         std::to_string(want));
-  };
-  expect_size("params", c.floats("params").size(), main_.param_count());
-  expect_size("buffers", c.floats("buffers").size(), main_.get_buffers().size() * static_cast<std::size_t>(size_));
-  expect_size("net_steps", c.doubles("net_steps").size(), 4 * static_cast<std::size_t>(size_));
-  expect_size("epoch_waited", c.doubles("epoch_waited").size(), 1);
-  expect_size("epoch_seconds", c.doubles("epoch_seconds").size(), 1);
-  main_.set_params(c.floats("params"));
-  const std::vector<float>& all = c.floats("buffers");
-  const std::size_t n = all.size() / static_cast<std::size_t>(size_);
-  main_.set_buffers(std::vector<float>(all.begin() + static_cast<long>(n * rank_), all.begin() + static_cast<long>(n * (rank_ + 1))));
-  const std::vector<double>& steps = c.doubles("net_steps");
-  for (std::size_t k = 4 * static_cast<std::size_t>(rank_); k + 1 < 4 * static_cast<std::size_t>(rank_ + 1); k += 2)
-    if (steps[k] > 0) nets_.get(static_cast<int>(steps[k])).set_step(static_cast<std::uint64_t>(steps[k + 1]));
-  optimizer_.restore({c.integer("optimizer_steps"), c.floats("optimizer_first"), c.floats("optimizer_second")});
-  for (auto& [name, series] : s.named()) *series = c.doubles(name);
-  s.steps = static_cast<long>(c.integer("steps"));
-  EpochPosition at;
-  at.epoch = static_cast<int>(c.integer("epoch"));
-  at.batch = static_cast<long>(c.integer("epoch_batch"));
-  const std::vector<double>& sums = c.doubles("epoch_sums");
-  if (sums.size() != 3 || at.epoch < 0 || at.epoch > ap_.epochs || at.batch < 0 || at.batch > steps_per_epoch_)
-    throw RuntimeError(checkpoint_ + ": a checkpoint of another training (epoch " + std::to_string(at.epoch) +
-                       ", batch " + std::to_string(at.batch) + ")");
-  std::copy(sums.begin(), sums.end(), at.sums);
-  at.waited = c.doubles("epoch_waited").at(0);
-  at.seconds = c.doubles("epoch_seconds").at(0);
-  s.resumed_epochs = at.epoch;
-  s.resumed_steps = s.steps;
-  return at;
+void AccuracyRun::restore(const TrainingCheckpoint& c, std::size_t rank, std::size_t ranks) {
+  const std::string& file = driver_.checkpoint_file();
+  const std::size_t n = main_.get_buffers().size();
+  expect_checkpoint_size(file, "params", c.params.size(), main_.param_count());
+  expect_checkpoint_size(file, "buffers", c.buffers.size(), n * ranks);
+  expect_checkpoint_size(file, "net_steps", c.net_steps.size(), 4 * ranks);
+  main_.set_params(c.params);
+  main_.set_buffers(std::vector<float>(c.buffers.begin() + static_cast<long>(n * rank),
+                                       c.buffers.begin() + static_cast<long>(n * (rank + 1))));
+  for (std::size_t k = 4 * rank; k + 1 < 4 * (rank + 1); k += 2)
+    if (c.net_steps[k] > 0) nets_.get(static_cast<int>(c.net_steps[k])).set_step(static_cast<std::uint64_t>(c.net_steps[k + 1]));
+  optimizer_.restore(c.optimizer);
 }
-
-
-
 
 void add_epoch_arrays(ResultPoint& out, const EpochSeries& s, bool evaluations) {
   out.arrays.push_back(epoch_array("epoch_train_loss", s.train_loss));
   out.arrays.push_back(epoch_array("epoch_train_acc", s.train_acc));
   out.arrays.push_back(epoch_array("epoch_test_loss", s.test_loss));
   out.arrays.push_back(epoch_array("epoch_test_acc", s.test_acc));
-  out.arrays.push_back(epoch_array("epoch_time_s", s.epoch_time));
+  out.arrays.push_back(epoch_array("epoch_time_s", s.time));
   out.arrays.push_back(epoch_array("epoch_test_time_s", s.test_time));
-  out.arrays.push_back(epoch_array("epoch_load_wait_s", s.load_wait));
+  out.arrays.push_back(epoch_array("epoch_load_wait_s", s.load));
   out.arrays.push_back(epoch_array("step_loss", s.step_loss));
   if (!evaluations) return;
   out.arrays.push_back(epoch_array("eval_step", s.eval_step));
@@ -476,19 +361,21 @@ void set_data_fields(Record& r, const AccuracyPoint& ap, const LoadedData& data)
 }
 
 // Accuracy and time of the finished (or diverged) training.
-void set_epoch_fields(Record& r, const EpochSeries& s, std::size_t train_size) {
-  const int done = s.diverged() ? static_cast<int>(s.epoch_time.size()) - 1 : static_cast<int>(s.epoch_time.size());
+void set_epoch_fields(Record& r, const AccuracyRun& run, std::size_t train_size) {
+  const EpochSeries& s = run.driver().series();
+  const bool diverged = run.diverged();
+  const int done = diverged ? static_cast<int>(s.time.size()) - 1 : static_cast<int>(s.time.size());
   double train_total = 0, wait_total = 0;
-  for (double t : s.epoch_time) train_total += t;
-  for (double t : s.load_wait) wait_total += t;
+  for (double t : s.time) train_total += t;
+  for (double t : s.load) wait_total += t;
   r.set("epochs_done", std::int64_t{done});
-  r.set("steps", static_cast<std::int64_t>(s.diverged() ? s.diverged_step - 1 : s.steps));
-  r.set("diverged_step", static_cast<std::int64_t>(s.diverged_step));
+  r.set("steps", static_cast<std::int64_t>(diverged ? run.diverged_step() - 1 : run.driver().steps()));
+  r.set("diverged_step", static_cast<std::int64_t>(run.diverged_step()));
   r.set("train_loss", s.train_loss.back());
   r.set("train_acc", s.train_acc.back());
   r.set("test_loss", s.test_loss.back());
   r.set("test_acc", s.test_acc.back());
-  r.set("epoch_s", median(s.epoch_time));
+  r.set("epoch_s", median(s.time));
   r.set("test_s", s.test_time.back());
   r.set("train_time_s", train_total);
   r.set("load_wait_s", wait_total);
@@ -505,9 +392,16 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   // is built when they cannot fit (a 4096x4096 data set used to grow until the kernel killed it).
   check_point_memory(ap.mp, graph, {ap.mp.batch, ap.test_batch});
   std::unique_ptr<Backend> backend = make_point_backend(ap.mp, libraries);
-  AccuracyRun run(ap, data, *backend, graph, comm, checkpoint);
-  const EpochSeries s = run.train();
+  std::optional<TrainingCheckpoint> resume;
+  if (ap.checkpoint_every > 0 && !checkpoint.empty()) resume = read_training_checkpoint(checkpoint, ap.reproducer, comm);
+  AccuracyRun run(ap, data, *backend, graph, comm, checkpoint, resume ? &*resume : nullptr);
+  resume.reset();
+  // A stop signal ends the point on every rank together, after a checkpoint of the step it
+  // stopped before (--resume continues from it; without checkpoints it reruns the point).
+  const std::string stopped = run.train();
+  agree_on_failure(comm, stopped.empty() ? PointError{} : PointError{PointStatus::Interrupted, stopped});
   const std::string digest = params_digest(run.params());
+  const EpochSeries& s = run.driver().series();
 
   ResultPoint out;
   add_epoch_arrays(out, s, ap.eval_every > 0);
@@ -520,17 +414,17 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   r.set("mode", std::string("train"));
   set_optimizer_fields(r, ap.mp);
   set_data_fields(r, ap, data);
-  set_epoch_fields(r, s, data.set.train.size());
+  set_epoch_fields(r, run, data.set.train.size());
   r.set("checkpoint_every", static_cast<std::int64_t>(ap.checkpoint_every));
   r.set("checkpoint_unit", std::string(ap.checkpoint_steps ? "step" : "epoch"));
-  r.set("resumed_epochs", std::int64_t{s.resumed_epochs});
-  r.set("resumed_steps", static_cast<std::int64_t>(s.resumed_steps));
+  r.set("resumed_epochs", std::int64_t{run.driver().resumed_epochs()});
+  r.set("resumed_steps", static_cast<std::int64_t>(run.driver().resumed_steps()));
   r.set("params_digest", digest);
   r.set("peak_rss_mib", max_rss);
-  if (s.diverged()) {
+  if (run.diverged()) {
     out.status = PointStatus::Diverged;
-    out.status_reason = "diverged: loss NaN or Inf at step " + std::to_string(s.diverged_step) + " (epoch " +
-                        std::to_string(s.epoch_time.size()) + ")";
+    out.status_reason = "diverged: loss NaN or Inf at step " + std::to_string(run.diverged_step()) + " (epoch " +
+                        std::to_string(s.time.size()) + ")";
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "harness/signals.hpp"
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
+#include "suites/epoch_driver.hpp"
 #include "suites/evaluator.hpp"
 #include "suites/file_reads.hpp"
 #include "suites/scale_common.hpp"
@@ -23,8 +24,6 @@ namespace hpcnn {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // A point of hpcnn-scale --data, in types.
@@ -71,34 +70,6 @@ DataPoint data_point(const PointSettings& s, MPI_Comm comm, const data::DataSet&
   return p;
 }
 
-// Where a worker stands: the epoch in progress, its steps done, and what this worker gathered in
-// it so far. With the weights, the exchange's state and the series, what a checkpoint needs to
-// continue mid-epoch.
-struct EpochPosition {
-  int epoch = 0;
-  std::size_t step = 0;           // steps of this epoch done
-  double sums[3] = {0, 0, 0};     // this worker's loss x images, correct, images
-  double seconds = 0, load = 0;   // this worker's step time and load time in this epoch
-  static constexpr int kFields = 5;
-  std::vector<double> packed() const { return {sums[0], sums[1], sums[2], seconds, load}; }
-  void unpack(const double* v) {
-    std::copy(v, v + 3, sums);
-    seconds = v[3];
-    load = v[4];
-  }
-};
-
-// Per epoch, over all workers (the same on every worker).
-struct EpochFigures {
-  std::vector<double> train_loss, train_acc, test_loss, test_acc, time, test_time, load, wall;
-  // Every series by name, for a checkpoint.
-  std::vector<std::pair<const char*, std::vector<double>*>> named() {
-    return {{"train_loss", &train_loss}, {"train_acc", &train_acc}, {"test_loss", &test_loss},
-            {"test_acc", &test_acc},     {"epoch_time", &time},      {"test_time", &test_time},
-            {"epoch_load", &load},       {"wall", &wall}};
-  }
-};
-
 // One worker's timed phases of every step so far, flattened for a checkpoint (and back).
 std::vector<double> pack_phases(const PhaseSeries& s) {
   std::vector<double> v;
@@ -117,13 +88,14 @@ PhaseSeries unpack_phases(const double* v, std::size_t steps) {
   return s;
 }
 
-// One worker's training: the data pipeline, the network, the exchange as the loop's sync, and its
-// checkpoints. Constructed after the exchange, whose init() it calls with the (restored) weights.
-class DataWorker {
+// One worker's training, as the epoch driver's steps: the data pipeline, the network, the
+// exchange as the loop's sync, and its part of the checkpoints. Constructed after the exchange,
+// whose init() it calls with the (restored) weights.
+class DataWorker final : public EpochSteps {
  public:
   // resume: the point's checkpoint to continue from, or nullptr.
   DataWorker(const DataPoint& p, const LoadedData& data, Backend& backend, const Graph& graph,
-             const GradientBuckets& buckets, Exchange& exchange, const Checkpoint* resume)
+             const GradientBuckets& buckets, Exchange& exchange, const TrainingCheckpoint* resume)
       : p_(p),
         data_(data),
         exchange_(exchange),
@@ -136,24 +108,43 @@ class DataWorker {
         net_(backend, graph, network_options(p.sp.mp, p.sp.mp.batch, Mode::Train)),
         sync_(exchange, buckets, p.sp.synchronous()),
         // Every worker runs every step: exchange partners (and servers) expect them all.
-        loop_(backend, {Mode::Train, 0, 0, false, MPI_COMM_NULL, false}, &sync_) {
+        loop_(backend, {Mode::Train, 0, 0, false, MPI_COMM_NULL, false}, &sync_),
+        driver_(plan(), workers_, loader_, *this) {
     MPI_Comm_rank(workers_, &worker_);
-    if (resume) restore(*resume);
+    if (resume) driver_.resume(*resume);
     exchange_.init(net_.params());
   }
 
   // Every epoch from where the worker stands. Returns why a stop signal ended it (the point is
   // then Interrupted, after a checkpoint when there are checkpoints), or "" when it finished.
-  std::string train();
+  std::string train() { return driver_.train(); }
+  const EpochDriver& driver() const { return driver_; }
   const PhaseSeries& phases() const { return phases_; }
-  const EpochFigures& epochs() const { return epochs_; }
   float last_loss() const { return loop_.last_loss(); }
   const std::string& divergence() const { return loop_.divergence(); }
   const data::SampleFiles* files() const { return files_.get(); }
-  // Worker 0: the files' reads and bytes of every worker before a restart (0 elsewhere).
-  double reads_before(int k) const { return static_cast<double>(reads_before_[k]); }
   std::vector<float> params() { return net_.get_params(); }
-  int resumed_epochs() const { return resumed_epochs_; }
+
+  std::vector<std::vector<std::uint32_t>> batches(int epoch) override {
+    return data::worker_batches(p_.sharding, data_.set.train.size(), p_.sp.mp.batch, worker_, p_.sp.workers,
+                                p_.sp.mp.seed, static_cast<std::uint64_t>(epoch), p_.shuffle);
+  }
+  // A stop signal: allreduce schemes agree at every step boundary; parameter servers have agreed
+  // when the last reply said so (Exchange::stop_agreed).
+  bool stop_before_step() override { return allreduce_ && stop_requested_anywhere(workers_); }
+  void before_step() override { sync_.before_step(); }  // synchronous schemes: iterations start together
+  Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) override;
+  // ps-sync: every worker stopped after this step, whose state worker 0 takes from the servers
+  // (ExchangeSetup::state_on_stop). ps-async workers stopped after different steps: their last
+  // checkpoint (an epoch's end) stays the one to resume from.
+  bool stop_after_step() override { return !allreduce_ && exchange_.stop_agreed(); }
+  bool checkpoint_at_stop_after_step() override { return p_.sp.synchronous(); }
+  bool diverged() const override { return !loop_.divergence().empty(); }
+  bool divergence_ends_training() const override { return false; }
+  Evaluation evaluate() override;
+  void save_weights(TrainingCheckpoint& c) override;
+  RankState rank_state() override;
+  void restore(const TrainingCheckpoint& c, std::size_t rank, std::size_t ranks) override;
 
  private:
   data::PipelineOptions pipeline(bool training) const {
@@ -161,20 +152,16 @@ class DataWorker {
     if (training) pipe.files = files_.get();
     return pipe;
   }
-  // The rest of the epoch from `at`; false when a stop signal ended it.
-  bool run_epoch(EpochPosition& at);
-  void finish_epoch(const EpochPosition& at);
-  void evaluate();
-  // A stop signal: allreduce schemes agree at every step boundary; parameter servers have agreed
-  // when the last reply said so (Exchange::stop_agreed).
-  bool stop_before_step() { return allreduce_ && stop_requested_anywhere(workers_); }
-  bool stop_after_step() const { return !allreduce_ && exchange_.stop_agreed() && steps_ < p_.total_steps(); }
-  bool checkpoint_due_after_step() const {
-    return p_.checkpoints() && p_.checkpoint_steps && steps_ % static_cast<std::size_t>(p_.checkpoint_every) == 0 &&
-           steps_ < p_.total_steps() && loop_.divergence().empty();
+  EpochDriver::Plan plan() const {
+    EpochDriver::Plan plan;
+    plan.epochs = p_.epochs;
+    plan.steps_per_epoch = p_.steps_per_epoch;
+    plan.checkpoint_every = p_.checkpoint_every;
+    plan.checkpoint_steps = p_.checkpoint_steps;
+    plan.checkpoint = p_.checkpoint;
+    plan.reproducer = p_.reproducer;
+    return plan;
   }
-  void save_checkpoint(const EpochPosition& at);
-  void restore(const Checkpoint& c);
 
   const DataPoint& p_;
   const LoadedData& data_;
@@ -189,202 +176,66 @@ class DataWorker {
   ExchangeSync sync_;
   TrainingLoop loop_;
   PhaseSeries phases_;
-  EpochFigures epochs_;
-  EpochPosition start_;              // where train() begins: restored, or the start
-  std::size_t steps_ = 0;            // this worker's steps over all epochs
-  double wall_ = 0;                  // training time so far (slowest worker's epochs), evaluations excluded
-  std::uint64_t reads_before_[2] = {0, 0};  // worker 0: the files' reads and bytes of every worker before a restart
-  int resumed_epochs_ = 0;
+  EpochDriver driver_;
 };
 
-bool DataWorker::run_epoch(EpochPosition& at) {
-  auto batches = data::worker_batches(p_.sharding, data_.set.train.size(), p_.sp.mp.batch, worker_, p_.sp.workers,
-                                      p_.sp.mp.seed, static_cast<std::uint64_t>(at.epoch), p_.shuffle);
-  // Order and augmentation are functions of (seed, epoch, sample): after a restart the rest of
-  // the epoch is the same batches.
-  batches.erase(batches.begin(), batches.begin() + static_cast<long>(std::min(at.step, batches.size())));
-  loader_.start_epoch(static_cast<std::uint64_t>(at.epoch), std::move(batches));
-  for (; at.step < p_.steps_per_epoch; ++at.step) {
-    if (stop_before_step()) {  // every worker together, before this step: a checkpoint of it
-      if (p_.checkpoints()) save_checkpoint(at);
-      return false;
-    }
-    sync_.before_step();  // synchronous schemes: iterations start together, outside the clock
-    const auto t0 = Clock::now();
-    double waited = 0;
-    const data::Batch b = loader_.next(&waited);  // the file reads and decoding (no prefetch)
-    StepResult r = loop_.step(net_, {b.images.data(), b.labels.data(), b.size});
-    r.times.load += waited;
-    r.times.total += waited;
-    phases_.add_timed(r.times);
-    at.seconds += since(t0);
-    at.load += r.times.load;
-    at.sums[0] += r.local.loss * double(r.local.images);
-    at.sums[1] += double(r.local.correct);
-    at.sums[2] += double(r.local.images);
-    ++steps_;
-    if (stop_after_step()) {
-      // ps-sync: every worker stopped after this step, whose state worker 0 took from the servers
-      // (ExchangeSetup::state_on_stop). ps-async workers stopped after different steps: their
-      // last checkpoint (an epoch's end) stays the one to resume from.
-      EpochPosition next = at;
-      ++next.step;
-      if (p_.checkpoints() && p_.sp.synchronous()) save_checkpoint(next);
-      return false;
-    }
-    if (checkpoint_due_after_step()) {
-      EpochPosition next = at;
-      ++next.step;
-      save_checkpoint(next);
-    }
-  }
-  return true;
-}
-
-void DataWorker::finish_epoch(const EpochPosition& at) {
-  double sums[3] = {at.sums[0], at.sums[1], at.sums[2]};
-  MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, workers_);
-  double slowest[2] = {at.seconds, at.load};
-  MPI_Allreduce(MPI_IN_PLACE, slowest, 2, MPI_DOUBLE, MPI_MAX, workers_);
-  wall_ += slowest[0];
-  epochs_.train_loss.push_back(sums[0] / sums[2]);
-  epochs_.train_acc.push_back(100.0 * sums[1] / sums[2]);
-  epochs_.time.push_back(slowest[0]);
-  epochs_.load.push_back(slowest[1]);
-  epochs_.wall.push_back(wall_);
-  if (loop_.divergence().empty()) {
-    evaluate();
-  } else {  // NaN weights: nothing to evaluate
-    epochs_.test_loss.push_back(kNaN);
-    epochs_.test_acc.push_back(kNaN);
-    epochs_.test_time.push_back(0.0);
-  }
+EpochSteps::Tally DataWorker::step(const data::Batch& b, double waited, std::int64_t, EpochSeries&) {
+  StepResult r = loop_.step(net_, {b.images.data(), b.labels.data(), b.size});
+  r.times.load += waited;  // the file reads and decoding (no prefetch)
+  r.times.total += waited;
+  phases_.add_timed(r.times);
+  Tally t;
+  t.load = r.times.load;
+  t.sums[0] = r.local.loss * double(r.local.images);
+  t.sums[1] = double(r.local.correct);
+  t.sums[2] = double(r.local.images);
+  return t;
 }
 
 // Worker 0's weights (asynchronous workers each hold the last weights they fetched) and its
 // batch-norm statistics, on the whole test set sharded over the workers.
-void DataWorker::evaluate() {
+Evaluation DataWorker::evaluate() {
   std::vector<float> params = net_.get_params();
   MPI_Bcast(params.data(), static_cast<int>(params.size()), MPI_FLOAT, 0, workers_);
-  const Evaluation e = evaluator_.run(params, net_.get_buffers());
-  epochs_.test_loss.push_back(e.loss);
-  epochs_.test_acc.push_back(e.acc);
-  epochs_.test_time.push_back(e.seconds);
+  return evaluator_.run(params, net_.get_buffers());
 }
 
-std::string DataWorker::train() {
-  for (EpochPosition at = start_; at.epoch < p_.epochs; at = EpochPosition{at.epoch + 1}) {
-    if (!run_epoch(at))
-      return "interrupted by a signal at step " + std::to_string(steps_) + " (epoch " + std::to_string(at.epoch + 1) +
-             ")";
-    finish_epoch(at);
-    const int done = at.epoch + 1;
-    if (p_.checkpoints() && !p_.checkpoint_steps && done % p_.checkpoint_every == 0 && done < p_.epochs &&
-        loop_.divergence().empty())
-      save_checkpoint(EpochPosition{done});
-  }
-  return "";
+// The exchange's weights and optimizer state (from the servers for ps-*), on worker 0.
+void DataWorker::save_weights(TrainingCheckpoint& c) {
+  if (worker_ != 0) return;
+  ExchangeState state = exchange_.checkpoint_state();
+  c.params = state.weights.empty() ? net_.get_params() : std::move(state.weights);
+  c.optimizer = std::move(state.optimizer);
 }
 
-// Worker 0 writes what every rank needs to continue: the weights, the exchange's optimizer state
-// (from the servers for ps-*), the epoch series (the same on every worker), and every worker's own
-// batch-norm statistics, forward-pass count, position in the epoch and phase series. Collective
-// over the workers; no worker starts another step before worker 0 has the servers' state.
-void DataWorker::save_checkpoint(const EpochPosition& at) {
-  ExchangeState state;
-  if (worker_ == 0) state = exchange_.checkpoint_state();
-  const auto gather = [&](std::vector<double> mine) {
-    std::vector<double> all(worker_ == 0 ? mine.size() * static_cast<std::size_t>(p_.sp.workers) : 0);
-    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
-               MPI_DOUBLE, 0, workers_);
-    return all;
-  };
-  const std::vector<float> buffers = net_.get_buffers();
-  std::vector<float> all_buffers(worker_ == 0 ? buffers.size() * static_cast<std::size_t>(p_.sp.workers) : 0);
-  MPI_Gather(buffers.data(), static_cast<int>(buffers.size()), MPI_FLOAT, all_buffers.data(),
-             static_cast<int>(buffers.size()), MPI_FLOAT, 0, workers_);
-  std::vector<double> positions = gather(at.packed());
-  std::vector<double> phases = gather(pack_phases(phases_));
-  std::vector<double> passes = gather({static_cast<double>(net_.step())});
-  double reads[2] = {files_ ? double(files_->reads()) : 0.0, files_ ? double(files_->bytes()) : 0.0};
-  MPI_Reduce(worker_ == 0 ? MPI_IN_PLACE : reads, reads, 2, MPI_DOUBLE, MPI_SUM, 0, workers_);
-  if (worker_ == 0) {
-    int ranks = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    Checkpoint c;
-    c.put("ranks", std::int64_t{ranks});
-    c.put("epoch", std::int64_t{at.epoch});
-    c.put("epoch_step", static_cast<std::int64_t>(at.step));
-    c.put("steps", static_cast<std::int64_t>(steps_));
-    c.put("params", state.weights.empty() ? net_.get_params() : state.weights);
-    c.put("buffers", std::move(all_buffers));
-    c.put("net_steps", std::move(passes));
-    c.put("optimizer_steps", state.optimizer.steps);
-    c.put("optimizer_first", std::move(state.optimizer.first));
-    c.put("optimizer_second", std::move(state.optimizer.second));
-    c.put("positions", std::move(positions));
-    c.put("phases", std::move(phases));
-    c.put("file_reads", std::vector<double>{reads[0] + double(reads_before_[0]), reads[1] + double(reads_before_[1])});
-    for (auto& [name, series] : epochs_.named()) c.put(name, *series);
-    c.write(p_.checkpoint, p_.reproducer);
-  }
-  MPI_Barrier(workers_);
+// Every worker's own: batch-norm statistics, forward-pass count, timed phases, the files it read.
+EpochSteps::RankState DataWorker::rank_state() {
+  RankState mine;
+  mine.buffers = net_.get_buffers();
+  mine.net_steps = {static_cast<double>(net_.step())};
+  mine.phases = pack_phases(phases_);
+  if (files_) mine.file_reads[0] = double(files_->reads()), mine.file_reads[1] = double(files_->bytes());
+  return mine;
 }
 
-void DataWorker::restore(const Checkpoint& c) {
-  const std::string& file = p_.checkpoint;
-  const auto workers = static_cast<std::size_t>(p_.sp.workers), me = static_cast<std::size_t>(worker_);
-  const auto steps = static_cast<std::size_t>(std::max<std::int64_t>(c.integer("steps"), 0));
-  start_.epoch = static_cast<int>(c.integer("epoch"));
-  start_.step = static_cast<std::size_t>(std::max<std::int64_t>(c.integer("epoch_step"), 0));
-  if (start_.epoch < 0 || start_.epoch > p_.epochs || start_.step > p_.steps_per_epoch ||
-      steps != static_cast<std::size_t>(start_.epoch) * p_.steps_per_epoch + start_.step)
-    throw RuntimeError(file + ": a checkpoint of another training (epoch " + std::to_string(start_.epoch) + ", step " +
-                       std::to_string(start_.step) + ")");
-  // The CRC and the settings match, so the sizes should too; a file that still disagrees (another
-  // build's model, a forged file) is refused naming the array, never read past its end.
+void DataWorker::restore(const TrainingCheckpoint& c, std::size_t me, std::size_t workers) {
+  const std::string& file = driver_.checkpoint_file();
+  const auto steps = static_cast<std::size_t>(c.steps);
   const std::size_t buffer_count = net_.get_buffers().size(), phase_count = 6 * steps + 1;
-  const auto expect = [&](const char* name, std::size_t got, std::size_t want) {
-    if (got != want)
-      throw RuntimeError(file + ": '" + name + "' holds " + std::to_string(got) + " values, this point needs " +
-                         std::to_string(want));
-  };
-  expect("params", c.floats("params").size(), net_.param_count());
-  expect("buffers", c.floats("buffers").size(), buffer_count * workers);
-  expect("net_steps", c.doubles("net_steps").size(), workers);
-  expect("positions", c.doubles("positions").size(), EpochPosition::kFields * workers);
-  expect("phases", c.doubles("phases").size(), phase_count * workers);
-  expect("file_reads", c.doubles("file_reads").size(), 2);
-  net_.set_params(c.floats("params"));
-  const std::vector<float>& buffers = c.floats("buffers");
-  net_.set_buffers(std::vector<float>(buffers.begin() + static_cast<long>(buffer_count * me),
-                                      buffers.begin() + static_cast<long>(buffer_count * (me + 1))));
-  net_.set_step(static_cast<std::uint64_t>(c.doubles("net_steps")[me]));
-  start_.unpack(c.doubles("positions").data() + EpochPosition::kFields * me);
-  phases_ = unpack_phases(c.doubles("phases").data() + phase_count * me, steps);
-  for (auto& [name, series] : epochs_.named()) *series = c.doubles(name);
-  if (epochs_.train_loss.size() != static_cast<std::size_t>(start_.epoch))
-    throw RuntimeError(file + ": epoch series of " + std::to_string(epochs_.train_loss.size()) + " epochs at epoch " +
-                       std::to_string(start_.epoch));
-  wall_ = epochs_.wall.empty() ? 0.0 : epochs_.wall.back();
-  if (worker_ == 0)
-    for (int i = 0; i < 2; ++i) reads_before_[i] = static_cast<std::uint64_t>(c.doubles("file_reads")[static_cast<std::size_t>(i)]);
-  steps_ = steps;
-  resumed_epochs_ = start_.epoch;
-}
-
-// The exchange's state in a checkpoint (every rank parses it; servers need their shard).
-ExchangeState exchange_state_of(const Checkpoint& c) {
-  ExchangeState s;
-  s.optimizer.steps = c.integer("optimizer_steps");
-  s.optimizer.first = c.floats("optimizer_first");
-  s.optimizer.second = c.floats("optimizer_second");
-  return s;
+  expect_checkpoint_size(file, "params", c.params.size(), net_.param_count());
+  expect_checkpoint_size(file, "buffers", c.buffers.size(), buffer_count * workers);
+  expect_checkpoint_size(file, "net_steps", c.net_steps.size(), workers);
+  expect_checkpoint_size(file, "phases", c.phases.size(), phase_count * workers);
+  net_.set_params(c.params);
+  net_.set_buffers(std::vector<float>(c.buffers.begin() + static_cast<long>(buffer_count * me),
+                                      c.buffers.begin() + static_cast<long>(buffer_count * (me + 1))));
+  net_.set_step(static_cast<std::uint64_t>(c.net_steps[me]));
+  phases_ = unpack_phases(c.phases.data() + phase_count * me, steps);
 }
 
 // Time to accuracy: the training time (slowest worker's epochs, evaluations excluded) at the end
 // of the first epoch whose test accuracy reaches the target.
-void set_target_fields(Record& r, const DataPoint& p, const EpochFigures& e) {
+void set_target_fields(Record& r, const DataPoint& p, const EpochSeries& e) {
   if (p.target_accuracy < 0) return;
   r.set("target_accuracy", p.target_accuracy);
   for (std::size_t k = 0; k < e.test_acc.size(); ++k)
@@ -403,7 +254,7 @@ void set_target_fields(Record& r, const DataPoint& p, const EpochFigures& e) {
   r.set("target_status", std::string(note));
 }
 
-void set_data_point_fields(Record& r, const DataPoint& p, const LoadedData& data, const EpochFigures& e) {
+void set_data_point_fields(Record& r, const DataPoint& p, const LoadedData& data, const EpochSeries& e) {
   set_data_set_fields(r, data);
   r.set("epochs", std::int64_t{p.epochs});
   r.set("epochs_done", static_cast<std::int64_t>(e.train_loss.size()));
@@ -427,7 +278,7 @@ void set_data_point_fields(Record& r, const DataPoint& p, const LoadedData& data
   set_target_fields(r, p, e);
 }
 
-void add_data_arrays(ResultPoint& out, const EpochFigures& e) {
+void add_data_arrays(ResultPoint& out, const EpochSeries& e) {
   out.arrays.push_back(epoch_array("epoch_train_loss", e.train_loss));
   out.arrays.push_back(epoch_array("epoch_train_acc", e.train_acc));
   out.arrays.push_back(epoch_array("epoch_test_loss", e.test_loss));
@@ -481,24 +332,24 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   std::unique_ptr<Backend> backend = make_point_backend(sp.mp, libraries);
   const GradientBuckets buckets(graph, sp.bucket_mb * 1024.0 * 1024.0);
   // A checkpoint of this point (--resume): every rank parses it; the servers need their shard.
-  std::optional<Checkpoint> resume;
-  if (p.checkpoints()) resume = read_point_checkpoint(p.checkpoint, p.reproducer, comm);
+  std::optional<TrainingCheckpoint> resume;
+  if (p.checkpoints()) resume = read_training_checkpoint(p.checkpoint, p.reproducer, comm);
   ExchangeState resumed_state;
-  const std::size_t done = resume ? static_cast<std::size_t>(std::max<std::int64_t>(resume->integer("steps"), 0)) : 0;
+  const std::size_t done = resume ? static_cast<std::size_t>(std::max<std::int64_t>(resume->steps, 0)) : 0;
   if (done >= p.total_steps() && resume)
     throw RuntimeError(p.checkpoint + ": a checkpoint after step " + std::to_string(done) + " of a training of " +
                        std::to_string(p.total_steps()));
   ExchangeSetup setup = exchange_setup(sp, graph, buckets, *backend, comm);
   setup.steps = static_cast<std::int64_t>(p.total_steps() - done);  // what the servers serve from here
   if (resume) {
-    resumed_state = exchange_state_of(*resume);
+    resumed_state.optimizer = resume->optimizer;
     setup.resume = &resumed_state;
   }
   setup.state_on_stop = p.checkpoints() && sp.scheme->parameter_server && sp.synchronous();
   std::unique_ptr<Exchange> exchange = make_exchange(*sp.scheme, setup, comm);
 
   WorkerTimes t;
-  EpochFigures epochs;
+  EpochSeries epochs;
   FileReads reads;
   std::string digest;
   int resumed_epochs = 0;
@@ -508,12 +359,12 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
     t.phases = worker.phases();
     t.last_loss = worker.last_loss();
     t.diverged = worker.divergence();
-    epochs = worker.epochs();
+    epochs = worker.driver().series();
     reads = file_reads_of(worker.files());  // before its scratch copies go with it
-    reads.reads += worker.reads_before(0);
-    reads.bytes += worker.reads_before(1);
+    reads.reads += worker.driver().file_reads_before(0);
+    reads.bytes += worker.driver().file_reads_before(1);
     digest = params_digest(worker.params());
-    resumed_epochs = worker.resumed_epochs();
+    resumed_epochs = worker.driver().resumed_epochs();
   } else {
     exchange->serve();
   }

@@ -183,6 +183,7 @@ struct SimPoint {
   double bucket_mb = 4;
   PlatformSpec spec;
   std::string platform_file;  // the user's, or "" for a generated one
+  std::optional<double> link_fit_error;  // with --fit-link: the fitted line's worst relative error
   std::string network_model;
   int steps = 2, warmup = 1;
   FloatRates rates;
@@ -356,6 +357,7 @@ void set_platform_fields(Record& r, const SimPoint& s, const SimRun& run, const 
   r.set("topology", s.platform_file.empty() ? std::string(topology_name(s.spec.topology)) : std::string("file"));
   r.set("link_gbps", s.spec.link.bandwidth_bps * 8e-9);
   r.set("link_latency_us", s.spec.link.latency_s * 1e6);
+  if (s.link_fit_error) r.set("link_fit_error", 100.0 * *s.link_fit_error);
   r.set("network_model", s.network_model);
   r.set("simulated_platform", generated ? generated->name : s.platform_file);
   if (!s.node.file.empty()) r.set("simulated_from", s.node.file);
@@ -465,6 +467,7 @@ SimPoint sim_point(const Options& o, const PointSettings& ps, const FloatRates& 
   s.spec.nodes = s.nodes;
   s.spec.ranks_per_node = s.ranks_per_node;
   s.spec.link = fitted ? fitted->link : Link{ps.real("latency-us") * 1e-6, ps.real("link-gbps") * 1e9 / 8};
+  if (fitted) s.link_fit_error = fitted->worst_fit_error;
   s.spec.loopback_bandwidth_bps = o.real("loopback-gbps") * 1e9 / 8;
   s.platform_file = o.str("platform");
   s.network_model = ps.str("network-model");

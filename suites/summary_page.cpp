@@ -92,6 +92,10 @@ void SummaryPage::trend(std::string heading, std::vector<PointTrend> trends) {
   trends_.push_back({std::move(heading), std::move(trends)});
 }
 
+void SummaryPage::stability(std::string heading, std::vector<PointStability> points) {
+  stability_.push_back({std::move(heading), std::move(points)});
+}
+
 void SummaryPage::runs(const std::vector<ResultRun>& runs) {
   for (const ResultRun& r : runs) runs_.emplace_back(r.path, r.provenance);
 }
@@ -131,6 +135,21 @@ void SummaryPage::write(const std::string& file) const {
     figure_or_why(page, [&t] { return plot_trends_svg(t.trends); },
                   "Each point's metric per run (x: the run's start time, UTC), the band the run was judged against, "
                   "flagged runs circled.");
+  }
+  for (const Stability& s : stability_) {
+    const StabilityRows rows = stability_rows(s.points);
+    std::size_t unstable = 0;
+    std::vector<std::string> classes;
+    for (const PointStability* p : rows.points) {
+      unstable += p->unstable;
+      classes.push_back(p->unstable ? "unstable" : "ok");
+    }
+    page.heading("Stability");
+    page.paragraph(s.heading);
+    page.paragraph(std::to_string(rows.rows.size()) + " points and metrics, " + std::to_string(unstable) + " unstable.",
+                   unstable ? "problem" : "");
+    if (!rows.common.empty()) page.paragraph("Settings of every row: " + rows.common, "common");
+    page.table(rows.header, rows.rows, classes, {false, false, true, true, true, true, true, true, true, false});
   }
   for (const Table& t : tables_) {
     page.heading(std::string("Table ") + t.preset->name);

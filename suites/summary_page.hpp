@@ -1,6 +1,6 @@
 // hpcnn-summary --html FILE: one self-contained page of what the summary printed, in the order a
 // reader looks: files left out and why, the verdicts (failures first, coloured), the trend and its
-// plot, each table with its plot, then every run's provenance and reproducer, folded.
+// plot, the stability of a set of runs (UNSTABLE first), each table with its plot, then every run's provenance and reproducer, folded.
 // The summary hands each part over as it computes it; write() puts the page together.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "results/record.hpp"
+#include "results/reference_runs.hpp"
 #include "results/result_file.hpp"
 #include "results/table_presets.hpp"
 #include "results/trend.hpp"
@@ -24,6 +25,7 @@ class SummaryPage {
   void table(const TablePreset& table, std::vector<Record> rows, std::vector<std::string> columns);
   void verdicts(std::string reference, std::string rates_at, std::vector<PointVerdict> verdicts);
   void trend(std::string heading, std::vector<PointTrend> trends);
+  void stability(std::string heading, std::vector<PointStability> points);
   void runs(const std::vector<ResultRun>& runs);
 
   // The page into `file` (whole or not at all). RuntimeError naming the file when it cannot be
@@ -44,10 +46,15 @@ class SummaryPage {
     std::string heading;
     std::vector<PointTrend> trends;
   };
+  struct Stability {
+    std::string heading;
+    std::vector<PointStability> points;
+  };
   std::vector<std::string> paths_, left_out_;
   std::vector<Table> tables_;
   std::vector<Verdicts> verdicts_;
   std::vector<Trend> trends_;
+  std::vector<Stability> stability_;
   std::vector<std::pair<std::string, Provenance>> runs_;  // file, its provenance
 };
 

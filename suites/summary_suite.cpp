@@ -50,7 +50,7 @@ const std::vector<OptionSpec>& summary_options() {
          "also draw the table with gnuplot (the tables below that say so)"},
         {"html", OptType::String, false, "", "FILE",
          "also write one self-contained page (opens offline) of what is printed: the verdicts failures first, the "
-         "trend, every table with its plot, each run's provenance and reproducer, the files left out and why"},
+         "trend, the stability, every table with its plot, each run's provenance and reproducer, the files left out and why"},
         {"compare", OptType::String, false, "", "BASELINE",
          "compare with the runs in BASELINE (file or directory); exit 1 on a regression"},
         {"tolerance", OptType::String, false, "", "[METRIC=]FRACTION",
@@ -151,7 +151,6 @@ Config config_from(const Options& o) {
     std::error_code ec;
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
       throw UsageError("--html: '" + c.html + "': the folder '" + folder.string() + "' does not exist");
-    if (o.flag("stability")) throw UsageError("--html: not with --stability (its table is text only)");
   }
   if (o.has("compare")) c.compare = o.str("compare");
   c.tolerances.floor = parse_tolerance(o.str("tolerance-floor"));
@@ -342,7 +341,7 @@ int compare_with_baseline(const Config& config, const std::vector<Record>& basel
 // --stability: how steady every point is over the runs given (reference_runs.hpp); exit 2 when
 // the runs are not one reference (mixed builds or machines, a point missing from a run, fewer than
 // --min-runs runs), else 0 (UNSTABLE points are reported, not failed).
-int show_stability(const Config& config, const std::vector<ResultRun>& runs) {
+int show_stability(const Config& config, const std::vector<ResultRun>& runs, SummaryPage* page) {
   std::vector<const ResultRun*> all;
   for (const ResultRun& run : runs) all.push_back(&run);
   std::string what;
@@ -353,16 +352,20 @@ int show_stability(const Config& config, const std::vector<ResultRun>& runs) {
   check_run_counts(rows, config.min_runs, true, "the runs " + what);
   rates_at(rows, config.at);
   const std::vector<PointStability> points = point_stability(rows, config.metrics, config.tolerances);
+  std::size_t unstable = 0, runs_most = 0;
+  for (const PointStability& p : points) unstable += p.unstable, runs_most = std::max(runs_most, p.runs);
+  char heading[320];
+  std::snprintf(heading, sizeof heading,
+                "stability over %zu runs (rates at the %s iteration time): the smallest change a new run can be shown "
+                "to differ by (family level %g over %zu points and metrics); UNSTABLE above %g%%",
+                runs_most, config.at == RateAt::P5 ? "5th-percentile" : "median", config.tolerances.alpha, points.size(),
+                100.0 * config.tolerances.unstable_above);
+  if (page) page->stability(heading, points);
   if (config.format == TableFormat::Csv) {
     std::fputs(stability_csv(points).c_str(), stdout);
     return 0;
   }
-  std::size_t unstable = 0, runs_most = 0;
-  for (const PointStability& p : points) unstable += p.unstable, runs_most = std::max(runs_most, p.runs);
-  std::printf("# stability over %zu runs (rates at the %s iteration time): the smallest change a new run can be shown "
-              "to differ by (family level %g over %zu points and metrics); UNSTABLE above %g%%\n%s",
-              runs_most, config.at == RateAt::P5 ? "5th-percentile" : "median", config.tolerances.alpha, points.size(),
-              100.0 * config.tolerances.unstable_above, stability_table(points).c_str());
+  std::printf("# %s\n%s", heading, stability_table(points).c_str());
   std::printf("stability: %zu points and metrics, %zu unstable\n", points.size(), unstable);
   for (const PointStability& p : points)
     if (p.unstable)
@@ -506,8 +509,9 @@ int run(int argc, char** argv) {
   SummaryPage* const on_page = page ? &*page : nullptr;
   const std::vector<ResultRun> runs = read_runs(config.paths, status, on_page);
   if (page) page->runs(runs);
-  if (config.stability) return std::max(status, show_stability(config, runs));
-  if (config.trend > 0)
+  if (config.stability)
+    status = std::max(status, show_stability(config, runs, on_page));
+  else if (config.trend > 0)
     status = std::max(status, show_trend(config, runs, on_page));
   else
     status = std::max(status, show_tables(config, runs, baseline, on_page));

@@ -6,8 +6,9 @@
 #    failing row, and the settings both points share once above it;
 #  - the page loads with no console message (the page logs nothing; an error or a refused fetch
 #    would show there), and the browser asked for nothing but the page itself;
-#  - every plot has marks: a trend page over the runs, and hpcnn-scale's scaling table at 1 and 2
-#    ranks with its plot (images/s and efficiency panels);
+#  - every plot has marks: a trend page over the runs, hpcnn-scale's scaling table at 1 and 2
+#    ranks with its plot (images/s and efficiency panels), and a per-operator profile;
+#  - the reference's stability page lists every point, UNSTABLE ones first;
 #  - a folder holding a damaged file: the page still comes out and names the file it left out;
 #  - an output folder that does not exist: exit 2 and one line; a path that cannot be written
 #    (it is a folder): exit 1 and one line, nothing written.
@@ -28,6 +29,7 @@ for k in 1 2 3 4 5; do
 done
 HPCNN_SESSION=now HPCNN_TEST_SLOWDOWN=hpcnn-train:100% run ./hpcnn-train "${point[@]}" --output "$out/now"
 HPCNN_SESSION=now run ./hpcnn-infer "${point[@]}" --output "$out/now"
+run ./hpcnn-train "${point[@]}" --profile ops --output "$out/ops"
 for np in 1 2; do
   run $MPIRUN -np $np ./hpcnn-scale --model lenet5 --batch 8 --iters 6 --warmup 2 --exchange ring,mpi --quiet --output "$out/scale"
 done
@@ -127,7 +129,9 @@ page_made "0 1" ./hpcnn-summary --trend 3 --html "$out/trend.html" "$out/ref" "$
 see trend "$out/trend.html"
 page_made 0 ./hpcnn-summary --table scaling --html "$out/scaling.html" "$out/scale"
 see scaling "$out/scaling.html"
-for name in trend scaling; do
+page_made 0 ./hpcnn-summary --table ops --html "$out/ops.html" "$out/ops"
+see ops "$out/ops.html"
+for name in trend scaling ops; do
   dom_check $name '
 figures = re.findall(r"<figure>(.*?)</figure>", dom, re.S)
 if not figures:
@@ -140,6 +144,20 @@ if "plot left out" in dom:
 ' | tee "$out/check.txt"; grep -q '^FAIL' "$out/check.txt" && fail=$LINENO
 done
 grep -q 'efficiency' "$out/scaling.dom" || { echo "FAIL: scaling: no efficiency panel"; fail=$LINENO; }
+
+# The reference's stability: a table of every point, UNSTABLE ones first.
+page_made 0 ./hpcnn-summary --stability --html "$out/stability.html" "$out/ref"
+see stability "$out/stability.html"
+dom_check stability '
+body = re.findall(r"<tbody>(.*?)</tbody>", dom, re.S)
+rows = re.findall(r"<tr class=\"(\w+)\">", body[0]) if body else []
+if "<h2>Stability</h2>" not in dom or len(rows) < 2:
+    print("FAIL: stability: no stability table of the points (rows: %d)" % len(rows))
+elif "unstable" in rows and rows.index("unstable") > 0 and rows[0] != "unstable":
+    print("FAIL: stability: an UNSTABLE row is not first:", rows)
+else:
+    print("ok:   stability: %d rows, UNSTABLE first (%d)" % (len(rows), rows.count("unstable")))
+' | tee "$out/check.txt"; grep -q '^FAIL' "$out/check.txt" && fail=$LINENO
 
 # 3. A damaged file beside good ones: the page comes out, naming it.
 mkdir -p "$out/mixed" && cp "$out"/ref/*.h5 "$out/mixed/" && head -c 3000 "$(ls "$out"/ref/*.h5 | head -1)" > "$out/mixed/damaged.h5"

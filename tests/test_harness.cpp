@@ -1,7 +1,12 @@
 // Option parsing, sweeps and statistics of the shared harness.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <vector>
@@ -16,6 +21,7 @@
 #include "harness/synthetic_data.hpp"
 #include "harness/training_loop.hpp"
 #include "base/registry.hpp"
+#include "suites/epoch_driver.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/options.hpp"
 #include "harness/stats.hpp"
@@ -456,4 +462,63 @@ TEST(Registry, BuiltinsOnceInOrderAndADuplicateIsAProgrammingError) {
   }
   EXPECT_EQ(names.size(), backends().size());
   EXPECT_EQ(names.count("reference"), 1u);
+}
+
+// A real-data training's checkpoint (suites/epoch_driver.hpp) through its file: every field back
+// as written; a checkpoint of the layout before (no "layout" entry, "epoch_batch" for the step) is
+// refused in one line naming the file.
+TEST(TrainingCheckpoint, EveryFieldThroughTheFile) {
+  const std::string file = ::testing::TempDir() + "hpcnn-training-checkpoint-" + std::to_string(getpid()) + ".bin";
+  TrainingCheckpoint a;
+  a.ranks = 3;
+  a.epoch = 2;
+  a.epoch_step = 5;
+  a.steps = 21;
+  a.params = {1.5f, -2.0f};
+  a.optimizer = {7, {0.25f, 0.5f}, {}};
+  a.series.train_loss = {2.0, 1.0};
+  a.series.wall = {3.0, 6.5};
+  a.series.step_loss = {2.5, 2.25, 2.0};
+  a.buffers = {0.1f, 0.2f, 0.3f};
+  a.net_steps = {16, 40, 0, 0};
+  a.positions = {1, 2, 3, 4, 5};
+  a.phases = {0.5};
+  a.file_reads = {10, 4096};
+  a.write(file, "hpcnn-train --data x");
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const TrainingCheckpoint b = TrainingCheckpoint::from(Checkpoint::parse(bytes, file, "hpcnn-train --data x"), file);
+  EXPECT_EQ(b.ranks, 3);
+  EXPECT_EQ(b.epoch, 2);
+  EXPECT_EQ(b.epoch_step, 5);
+  EXPECT_EQ(b.steps, 21);
+  EXPECT_EQ(b.params, a.params);
+  EXPECT_EQ(b.optimizer.steps, 7);
+  EXPECT_EQ(b.optimizer.first, a.optimizer.first);
+  EXPECT_TRUE(b.optimizer.second.empty());
+  EXPECT_EQ(b.series.train_loss, a.series.train_loss);
+  EXPECT_EQ(b.series.wall, a.series.wall);
+  EXPECT_EQ(b.series.step_loss, a.series.step_loss);
+  EXPECT_TRUE(b.series.eval_step.empty());
+  EXPECT_EQ(b.buffers, a.buffers);
+  EXPECT_EQ(b.net_steps, a.net_steps);
+  EXPECT_EQ(b.positions, a.positions);
+  EXPECT_EQ(b.phases, a.phases);
+  EXPECT_EQ(b.file_reads, a.file_reads);
+  std::remove(file.c_str());
+}
+
+TEST(TrainingCheckpoint, AnOlderLayoutIsRefusedInOneLine) {
+  Checkpoint old;
+  old.put("epoch", std::int64_t{1});
+  old.put("epoch_batch", std::int64_t{3});
+  old.put("steps", std::int64_t{11});
+  try {
+    TrainingCheckpoint::from(old, "run/ckpt-000000.bin");
+    FAIL() << "an old checkpoint was read";
+  } catch (const RuntimeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("run/ckpt-000000.bin: a checkpoint of another hpcnn (layout 1"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
 }

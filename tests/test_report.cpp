@@ -453,6 +453,29 @@ TEST(Report, ScalingPlotLinearLinesAndEfficiency) {
   }
 }
 
+// The per-operator profile (ref. [4] Figs 5, 7, 10): a bar per profiled point for each operator
+// kind, kinds in the order of their largest time, milliseconds per iteration, repeated runs of a
+// point averaged, the points named by what differs and the rest in the title.
+TEST(Report, OpsPlotBarsPerPointAndKind) {
+  std::vector<Record> rows;
+  const auto op = [&rows](const char* backend, const char* kind, double seconds) {
+    Record r = row("lenet5", 8, 100);
+    r.set("backend", std::string(backend));
+    r.set("op", std::string(kind));
+    r.set("op_time_s", seconds);
+    rows.push_back(r);
+  };
+  op("dnnl", "relu", 0.001), op("dnnl", "convolution", 0.004);
+  op("reference", "relu", 0.002), op("reference", "convolution", 0.010);
+  op("reference", "convolution", 0.012);  // a second run of the same point
+  const std::string s = gnuplot_script("ops", rows, "x.svg");
+  EXPECT_NE(s.find("\"convolution\" 4 11\n\"relu\" 1 2\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("title \"Time per operator kind per iteration\\nhpcnn-train, lenet5, batch 8\""), std::string::npos) << s;
+  EXPECT_NE(s.find("$d using 2:xtic(1) title \"dnnl\""), std::string::npos) << s;
+  EXPECT_NE(s.find("'' using 3 title \"reference\""), std::string::npos) << s;
+  EXPECT_NE(s.find("set ylabel 'ms per iteration'"), std::string::npos) << s;
+}
+
 // hpcnn-allreduce's plot: bus bandwidth against size, sizes in order, a curve per scheme and ranks.
 TEST(Report, AllreducePlotBandwidthAgainstSize) {
   std::vector<Record> rows;
@@ -493,7 +516,8 @@ TEST(Report, GnuplotScripts) {
   rows[1].set("batch", std::int64_t{8});  // one series: the same setting on 1 and 2 ranks
   s = gnuplot_script("scaling", rows, "x.png");
   EXPECT_NE(s.find("2 180 200 0.9\n"), std::string::npos) << s;  // x, images/s, linear (2 x the 1-rank figure), efficiency
-  EXPECT_THROW(gnuplot_script("ops", rows, "x.png"), UsageError);
+  EXPECT_THROW(gnuplot_script("memory", rows, "x.png"), UsageError);  // a table without a plot
+  EXPECT_THROW(gnuplot_script("ops", rows, "x.png"), RuntimeError);  // rows without per-operator times
   EXPECT_THROW(gnuplot_script("throughput", rows, "x.pdf"), UsageError);
   // convergence: test accuracy against the epoch and against the training time, one
   // curve per exchange and worker count.

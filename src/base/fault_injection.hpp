@@ -20,7 +20,8 @@
 //   HPCNN_TEST_KILL_AFTER_POINTS=N       rank 0 is killed (SIGKILL) once N points are in its run's
 //                                        journal (tests/resume_sweep.sh), as the OOM killer would
 //   HPCNN_TEST_KILL_AFTER_CHECKPOINTS=N  rank 0 is killed once it has written N training
-//                                        checkpoints (tests/resume_training.sh)
+//                                        checkpoints of hpcnn-train or hpcnn-scale --data
+//                                        (tests/resume_training.sh)
 //   HPCNN_TEST_EXIT_AT=RANK:ITERATION    that rank leaves (_exit, no MPI_Finalize) at the start of
 //                                        that training step of hpcnn-scale, as a crashed node would
 //   HPCNN_TEST_CORRUPT_ELEMENT=I         hpcnn-allreduce's result element I is damaged on the last

@@ -21,6 +21,7 @@ class Checkpoint {
   const std::vector<double>& doubles(const std::string& name) const;
   const std::vector<float>& floats(const std::string& name) const;
   std::int64_t integer(const std::string& name) const;
+  bool has_integer(const std::string& name) const { return ints_.count(name) > 0; }
 
   void write(const std::string& path, const std::string& settings) const;
   // From the file's bytes (read by one rank, broadcast to the others); `path` names it in errors.

@@ -304,4 +304,65 @@ void plot_breakdown(PlotScript& p) {
            "'' using 5 title 'communication wait', '' using 6 title 'update'\n";
 }
 
+// Per-operator profile (ref. [4] Figs 5, 7, 10): milliseconds per iteration of each operator
+// kind, a bar per profiled point side by side, the kinds in the order of their largest time. A
+// point's bar is named by the settings that differ between points; the shared ones make the title.
+// Repeated runs of one point (the same name) are averaged.
+void plot_ops(PlotScript& p) {
+  static const char* const fields[] = {"suite", "model", "backend", "mode", "precision", "batch", "threads", "ranks", "fusion", "layout"};
+  std::map<std::string, std::set<std::string>> values;
+  for (const Record& r : p.rows)
+    if (r.number("op_time_s"))
+      for (const char* f : fields) values[f].insert(r.get(f) ? r.text(f) : "");
+  // A value that names itself (hpcnn-train, lenet5, dnnl, train, fp32) alone, others with their field.
+  const auto word = [](const std::string& f, const std::string& v) {
+    return f == "suite" || f == "model" || f == "backend" || f == "mode" || f == "precision" ? v : f + " " + v;
+  };
+  const auto name_of = [&values, &word](const Record& r, bool varying) {
+    std::string out;
+    for (const char* f : fields)
+      if ((values[f].size() > 1) == varying && r.get(f) && !r.text(f).empty())
+        out.append(out.empty() ? "" : ", ").append(word(f, r.text(f)));
+    return out;
+  };
+  std::vector<std::string> points, kinds;  // in the order they first appear
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> ms;  // (kind, point) -> sum, count
+  std::string title;
+  for (const Record& r : p.rows) {
+    const auto t = r.number("op_time_s");
+    if (!t || r.text("op").empty()) continue;
+    const std::string point = name_of(r, true).empty() ? "measured" : name_of(r, true);
+    if (title.empty()) title = name_of(r, false);
+    if (std::find(points.begin(), points.end(), point) == points.end()) points.push_back(point);
+    if (std::find(kinds.begin(), kinds.end(), r.text("op")) == kinds.end()) kinds.push_back(r.text("op"));
+    auto& [sum, count] = ms[{r.text("op"), point}];
+    sum += *t * 1e3, ++count;
+  }
+  if (kinds.empty()) throw RuntimeError("--plot: no rows with per-operator times (run with --profile ops)");
+  const auto largest = [&](const std::string& kind) {
+    double m = 0;
+    for (const std::string& pt : points)
+      if (auto it = ms.find({kind, pt}); it != ms.end()) m = std::max(m, it->second.first / it->second.second);
+    return m;
+  };
+  std::stable_sort(kinds.begin(), kinds.end(), [&](const std::string& a, const std::string& b) { return largest(a) > largest(b); });
+  p.out << "set title " << gnuplot_quoted("Time per operator kind per iteration" + (title.empty() ? "" : "\n" + title)) << "\n"
+        << "set ylabel 'ms per iteration'\nset style data histograms\nset style histogram clustered gap 1\n"
+           "set style fill solid 0.8 border -1\nset xtics rotate by 30 right noenhanced\nset lmargin 18\nset yrange [0:*]\n"
+        << (points.size() == 1 ? "unset key\n" : "") << "$d << EOD\n";
+  for (const std::string& kind : kinds) {
+    p.out << gnuplot_quoted(kind);
+    for (const std::string& pt : points) {
+      const auto it = ms.find({kind, pt});
+      p.out << " " << (it == ms.end() ? 0.0 : it->second.first / it->second.second);
+    }
+    p.out << "\n";
+  }
+  p.out << "EOD\nplot ";
+  for (std::size_t k = 0; k < points.size(); ++k)
+    p.out << (k ? ", \\\n     " : "") << (k ? "''" : "$d") << " using " << k + 2 << (k ? "" : ":xtic(1)") << " title "
+          << gnuplot_quoted(points[k]) << " noenhanced";
+  p.out << "\n";
+}
+
 }  // namespace hpcnn

@@ -43,6 +43,7 @@ void plot_accuracy(PlotScript& p);     // test and training accuracy per epoch
 void plot_convergence(PlotScript& p);  // test accuracy per epoch and against training time
 void plot_breakdown(PlotScript& p);    // stacked phase times per point (per scheme and loading for E8)
 void plot_allreduce(PlotScript& p);    // bus bandwidth against message size, a curve per scheme and rank count
+void plot_ops(PlotScript& p);          // milliseconds per operator kind, a bar per profiled point
 
 // A gnuplot double-quoted string; a line break becomes gnuplot's \n escape.
 std::string gnuplot_quoted(const std::string& s);

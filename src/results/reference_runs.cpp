@@ -151,20 +151,33 @@ std::vector<PointStability> point_stability(const std::vector<Record>& rows, con
   return out;
 }
 
-std::string stability_table(const std::vector<PointStability>& points) {
-  std::vector<std::vector<std::string>> cells = {
-      {"settings", "metric", "runs", "figure", "spread", "detects", "iters", "stable_iters", "stable_runs", "verdict"}};
-  for (const PointStability& s : points) {
+StabilityRows stability_rows(const std::vector<PointStability>& given) {
+  StabilityRows out;
+  for (bool unstable_pass : {true, false})  // what needs a look first
+    for (const PointStability& s : given)
+      if (s.unstable == unstable_pass) out.points.push_back(&s);
+  std::vector<std::string> labels;
+  for (const PointStability* s : out.points) labels.push_back(s->settings);
+  const SettingsSplit settings = split_settings(labels);
+  out.common = settings.common;
+  out.header = {"settings", "metric", "runs", "figure", "spread", "detects", "iters", "stable_iters", "stable_runs", "verdict"};
+  for (std::size_t row = 0; row < out.points.size(); ++row) {
+    const PointStability& s = *out.points[row];
     std::string stable_iters = "-", stable_runs = "-";
     if (s.unstable) {
       if (s.stable_iters) stable_iters = number_text(*s.stable_iters, "%.0f");
       stable_runs = s.stable_runs ? std::to_string(*s.stable_runs) : "over 100";
     }
-    cells.push_back({s.settings, s.metric, std::to_string(s.runs), number_text(s.figure), percent_text(s.spread),
-                     percent_text(s.detectable), s.iters ? number_text(*s.iters, "%.0f") : "-", stable_iters, stable_runs,
-                     !s.spread ? "one run: no spread" : s.unstable ? "UNSTABLE" : "stable"});
+    out.rows.push_back({settings.own[row], s.metric, std::to_string(s.runs), number_text(s.figure), percent_text(s.spread),
+                        percent_text(s.detectable), s.iters ? number_text(*s.iters, "%.0f") : "-", stable_iters, stable_runs,
+                        !s.spread ? "one run: no spread" : s.unstable ? "UNSTABLE" : "stable"});
   }
-  return aligned_text(cells);
+  return out;
+}
+
+std::string stability_table(const std::vector<PointStability>& points) {
+  const StabilityRows t = stability_rows(points);
+  return settings_table_text(t.common, t.header, t.rows);
 }
 
 std::string stability_csv(const std::vector<PointStability>& points) {

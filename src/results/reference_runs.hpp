@@ -50,8 +50,18 @@ struct PointStability {
 // of them, as in a comparison against this reference.
 std::vector<PointStability> point_stability(const std::vector<Record>& rows, const std::vector<std::string>& metrics,
                                             const Tolerances& tolerances);
-// settings, metric, runs, figure, spread, detects, iters, stable_iters, stable_runs, verdict (stable | UNSTABLE):
-// aligned text, or CSV (fractions as numbers, empty cells where there is no spread).
+// The stability table's cells: UNSTABLE points first, the settings every row shares once
+// (`common`) and each row's own; header settings, metric, runs, figure, spread, detects, iters,
+// stable_iters, stable_runs, verdict (stable | UNSTABLE). `points[k]` is the point of `rows[k]`.
+struct StabilityRows {
+  std::string common;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<const PointStability*> points;
+};
+StabilityRows stability_rows(const std::vector<PointStability>& points);
+// Those cells as aligned text (the shared settings on a line above), or every point as CSV
+// (fractions as numbers, empty cells where there is no spread).
 std::string stability_table(const std::vector<PointStability>& points);
 std::string stability_csv(const std::vector<PointStability>& points);
 

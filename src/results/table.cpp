@@ -233,6 +233,13 @@ std::string joined(const std::vector<std::string>& words) {
 
 }  // namespace
 
+std::string settings_table_text(const std::string& common, const std::vector<std::string>& header,
+                                const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::vector<std::string>> cells = {header};
+  cells.insert(cells.end(), rows.begin(), rows.end());
+  return (common.empty() ? "" : "settings of every row: " + common + "\n") + aligned_text(cells);
+}
+
 SettingsSplit split_settings(const std::vector<std::string>& labels) {
   SettingsSplit out;
   if (labels.size() < 2) {

@@ -42,6 +42,10 @@ struct SettingsSplit {
   std::vector<std::string> own;
 };
 SettingsSplit split_settings(const std::vector<std::string>& labels);
+// A table of such rows as aligned text: "settings of every row: COMMON" above it (when there is
+// any), then the header and the rows.
+std::string settings_table_text(const std::string& common, const std::vector<std::string>& header,
+                                const std::vector<std::vector<std::string>>& rows);
 
 // The text format for rows printed one by one as they are measured (a suite's live output):
 // widths are fixed up front from each field's name, unit and `min_width`, so the header can be

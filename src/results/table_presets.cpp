@@ -158,7 +158,7 @@ const std::vector<TablePreset>& table_presets() {
       {"breakdown", "suite,model,backend,batch,ranks,load_s,forward_s,backward_s,comm_wait_s,update_s,other_s,iter_median_s,phase_check",
        "median time of each phase of an iteration, and the phase-sum check (E8: ref. [4] Figs 4-9)", nullptr, plot_breakdown},
       {"ops", "model,backend,batch,op,op_calls,op_time_s,op_share,op_flops,op_bytes,op_gflops",
-       "time per operator kind per iteration from --profile ops (E9: ref. [4] Figs 5, 7, 10)", ops_rows, nullptr},
+       "time per operator kind per iteration from --profile ops (E9: ref. [4] Figs 5, 7, 10)", ops_rows, plot_ops},
       {"memory", "suite,model,backend,batch,ranks,memory_plan,peak_rss_mib,planned_activation_mib,mem_avg_mib,mem_max_mib",
        "resident memory per point: peak (getrusage), the executor's planned activations and gradients, sampled average and maximum (E2: ref. [1] Fig 2)", nullptr, nullptr},
       {"cpu", "suite,model,backend,batch,threads,cpu_user_pct,cpu_sys_pct,cpu_iowait_pct,cpu_total_pct,img_per_s",

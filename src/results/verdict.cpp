@@ -478,9 +478,7 @@ VerdictRows verdict_rows(const std::vector<PointVerdict>& given) {
 
 std::string verdict_table(const std::vector<PointVerdict>& verdicts) {
   const VerdictRows t = verdict_rows(verdicts);
-  std::vector<std::vector<std::string>> cells = {t.header};
-  cells.insert(cells.end(), t.rows.begin(), t.rows.end());
-  return (t.common.empty() ? "" : "settings of every row: " + t.common + "\n") + aligned_text(cells);
+  return settings_table_text(t.common, t.header, t.rows);
 }
 
 std::string junit_xml(const std::vector<PointVerdict>& verdicts) {
