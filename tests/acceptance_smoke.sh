@@ -70,8 +70,10 @@ grep -Eq '^failure: REGRESSION: suite=hpcnn-train .* ratio [0-9.e-]+ \[[0-9.e-]+
   { echo "FAIL: no ratio with its interval in the failure line"; grep '^failure' "$out/slow/verdict.txt"; fail=1; }
 [ "$(failures "$out/slow/junit.xml")" -ge 1 ] || { echo "FAIL: the slowed run's JUnit file has no failure"; fail=1; }
 
-# 5. one slowed night is flagged and passes; the same slowdown the next night fails.
-export HPCNN_TEST_SLOWDOWN=hpcnn-infer:200%
+# 5. one slowed night is flagged and passes; the same slowdown the next night fails. 5x slower: a
+# four-run reference blessed on a busy CI machine can spread 15%, and then only a change beyond
+# 2.6x is significant (a 3x slowdown was judged UNSTABLE there once, at p 0.054).
+export HPCNN_TEST_SLOWDOWN=hpcnn-infer:400%
 env HISTORY="$out/hist" "$cron" smoke box > "$out/cron1.log" 2>&1
 status=$?
 night=$(ls -d "$out"/hist/box/smoke/2*/ | tail -1)
