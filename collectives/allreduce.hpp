@@ -39,7 +39,7 @@ class Allreduce {
   // rank's `send`, which is left as it was. Host memory. Default: the copy into `recv` (as an
   // out-of-place schedule makes it) and run() there; mpi passes both buffers to MPI_Allreduce.
   virtual void run_out_of_place(const float* send, float* recv, std::size_t count) {
-    std::memcpy(recv, send, count * sizeof(float));
+    if (count > 0) std::memcpy(recv, send, count * sizeof(float));  // a 0-element call may pass null buffers
     run(recv, count);
   }
   // GPU schemes (nccl): every later start() is ordered after the work queued by then on this CUDA
