@@ -15,10 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <memory>
 #include <optional>
 
@@ -27,7 +25,6 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "base/errors.hpp"
-#include "base/fault_injection.hpp"
 #include "base/median.hpp"
 #include "engine/models.hpp"
 #include "engine/network.hpp"
@@ -36,7 +33,6 @@
 #include "harness/provenance.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
-#include "harness/checkpoint.hpp"
 #include "harness/signals.hpp"
 #include "harness/training_loop.hpp"
 #include "suites/epoch_driver.hpp"

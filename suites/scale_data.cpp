@@ -1,7 +1,6 @@
 #include "suites/scale_data.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -10,7 +9,6 @@
 #include "base/errors.hpp"
 #include "data/sample_files.hpp"
 #include "data/sampler.hpp"
-#include "harness/checkpoint.hpp"
 #include "harness/resources.hpp"
 #include "harness/signals.hpp"
 #include "harness/stats.hpp"
