@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,16 +80,24 @@ const std::string& default_gemm_sizes() {
   return sizes;
 }
 
-// The CPU libraries this build has, as the default --backend.
-const std::string& default_backends() {
-  static const std::string names = [] {
-    std::string s;
-    for (const char* want : {"openblas", "eigen"})
-      for (const BackendInfo& b : backends())
-        if (b.name == want) s.append(s.empty() ? "" : ",").append(want);
-    return s.empty() ? std::string("reference") : s;
-  }();
-  return names;
+// The default --backend: the CPU BLAS libraries this build has (OpenBLAS, Eigen). Without either,
+// --sweep gemm times the SGEMM libraries it has (oneDNN's) and the other sweeps the reference.
+// (Kept for the process: an option's default is a string_view.)
+const std::string& default_backends(const std::string& kind) {
+  static std::map<std::string, std::string> chosen;
+  if (auto it = chosen.find(kind); it != chosen.end()) return it->second;
+  std::vector<std::string> have;
+  if (kind == "gemm")
+    for (const SgemmInfo& s : sgemm_libraries()) have.push_back(s.name);
+  else
+    for (const BackendInfo& b : backends()) have.push_back(b.name);
+  std::string s;
+  for (const char* want : {"openblas", "eigen"})
+    if (std::find(have.begin(), have.end(), want) != have.end()) s.append(s.empty() ? "" : ",").append(want);
+  if (s.empty() && kind != "gemm") s = "reference";
+  if (s.empty())
+    for (const std::string& name : have) s.append(s.empty() ? "" : ",").append(name);
+  return chosen[kind] = s;
 }
 
 std::vector<OptionSpec> blas_options(const std::string& kind) {
@@ -100,7 +109,7 @@ std::vector<OptionSpec> blas_options(const std::string& kind) {
   };
   for (OptionSpec s : model_options(Mode::Train)) {
     if (s.name == "backend") {
-      s.default_value = default_backends();
+      s.default_value = default_backends(kind);
       s.help = "backends (layers, model) or SGEMM libraries (gemm); see --list";
     }
     if (s.name == "threads") s.help = "threads of the library; 'default' leaves the library's own choice";

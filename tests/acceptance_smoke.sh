@@ -19,9 +19,12 @@ script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
 cron="$HPCNN_SRCDIR/jobscripts/acceptance_cron.sh"
 export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2
 export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_DATA_LIMIT=200 ACCEPT_ROUNDS=2 BLESS_RUNS=4 ACCEPT_MIN_RUNS=3
-# A shared machine: descheduled iterations are not a failure, and changes below 15% are not worth a
-# page even when significant.
-export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 15%"
+# A CI machine is a small shared VM (tests/acceptance_noise.sh says what it does to two-rank steps):
+# descheduled iterations are no failure, changes below 40% fail nothing, the allreduce only beyond
+# 75%. This test checks the mechanics (blessing, cron's nights, the pages); every slowdown it
+# injects is several times over, beyond both. The floors nightly sets use are measured in
+# docs/ACCEPTANCE.md.
+export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 40% --tolerance busbw_gbs=75%"
 ref="$out/ref/box/smoke"
 hog=""
 trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT

@@ -30,6 +30,11 @@ step "make -j$jobs" "$out/make.log" "$make" -j"$jobs"
 libs=$(ldd ./hpcnn-scale)
 grep -q 'libmpich' <<<"$libs" && ! grep -q 'libmpi\.so' <<<"$libs" ||
   { echo "FAIL: hpcnn-scale is not linked with MPICH alone:"; grep -i mpi <<<"$libs"; fail=1; }
+# A build without OpenBLAS and Eigen: hpcnn-blas's default libraries are those it has (oneDNN's
+# SGEMM for --sweep gemm), so the acceptance sets' SGEMM step runs on it unchanged.
+run "$mpiexec" -np 1 ./hpcnn-blas --sweep gemm --sizes 64 --iters 3 --warmup 1 --quiet --output "$out/blas"
+got=$("$build/hpcnn-summary" --format csv --columns backend "$out/blas" 2>&1 | tail -n +2 | sort -u | paste -sd, -)
+[ "$got" = dnnl ] || { echo "FAIL: hpcnn-blas's default --backend in a build without OpenBLAS and Eigen: '$got', want dnnl"; fail=1; }
 # The tests of this build, launched with its mpiexec (CTestTestfile.cmake hands it over); of the
 # test programs, only those these tests run are built (the unit tests do not depend on the MPI).
 step "make the MPI tests' programs" "$out/make_tests.log" "$make" -j"$jobs" CTestTestfile.cmake \

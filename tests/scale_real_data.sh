@@ -9,8 +9,10 @@
 #  2. without --cache every sample of every step is read from the files (file_reads = epochs x
 #     steps x batch x workers, file_read_bytes = 784 x that); with --cache none is, and the
 #     numbers are the same;
-#  3. ps-async with 3 workers + 1 server reaches >= 62 % test accuracy in 2 epochs on 3,000
-#     Fashion-MNIST images (measured 70 %; chance 10 %) and records its staleness; without
+#  3. ps-async with 3 workers + 1 server reaches >= 62 % test accuracy in 3 epochs on 3,000
+#     Fashion-MNIST images (chance 10 %) and records its staleness: measured 74-75 % with Open MPI
+#     (65-66 % after 2 epochs, and 61.5 % with MPICH on a busy CI VM: the order of asynchronous
+#     updates follows the scheduler, so the bound keeps a margin of ten points); without
 #     Fashion-MNIST the same on the synthetic idx set (>= 90 %); --target-accuracy gives the time
 #     to accuracy, or NaN and 'not reached' for an unreachable target;
 #  4. CIFAR-10 binary files, whole-set sharding, read from the files;
@@ -68,7 +70,7 @@ else
   async=(--data "$out/idx" --batch 16 --lr 0.05 --momentum 0)
   want=90
 fi
-run "${mpi[@]}" -np 4 ./hpcnn-scale --model lenet5 --backend reference --threads 1 --epochs 2 --quiet "${async[@]}" \
+run "${mpi[@]}" -np 4 ./hpcnn-scale --model lenet5 --backend reference --threads 1 --epochs 3 --quiet "${async[@]}" \
   --exchange ps-async --ps-servers 1 --target-accuracy 50 --output "$out/async"
 csv=$(./hpcnn-summary --format csv --columns workers,test_acc,staleness_mean,target_status,time_to_accuracy_s,epochs_to_accuracy,train_time_s "$out/async")
 echo "$csv"
