@@ -13,7 +13,10 @@
 #             files). Gzipped files (Debian's Fashion-MNIST) are gunzipped once into $OUT/data for
 #             the runs that read the files every batch.
 #   MODELS    default lenet5,alexnet,resnet18,resnet50 (alexnet at 64x64: --image-size 64)
-#   EPOCHS (10), LOADING (cached,files), WORKERS (3), TRAIN_LIMIT / TEST_LIMIT (all images)
+#   EPOCHS (10), WORKERS (3), TRAIN_LIMIT / TEST_LIMIT (all images)
+#   LOADING   cached (decoded once, kept in memory), files (every batch read from the files, as
+#             the page cache holds them), cold (every batch read, the files' pages dropped from the
+#             page cache before every epoch: the storage itself; not on tmpfs). Default cached,files,cold
 #   SCHEMES   default allreduce,ps-sync,ps-async (allreduce: mpi and ring on the workers alone)
 #   CHECKPOINT_EVERY  epochs between training checkpoints (1; 0: none): with RUN_ID (common.sh) a
 #             requeued job continues each point from its last checkpoint
@@ -23,7 +26,7 @@
 OUT=${OUT:-results/e8}
 WORKERS=${WORKERS:-3}
 MODELS=${MODELS:-lenet5,alexnet,resnet18,resnet50}
-e8_columns=model,dataset,exchange,workers,cache,sharding,load_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean
+e8_columns=model,dataset,exchange,workers,cache,storage,sharding,load_s,load_work_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,data_cache_mib,peak_rss_mib
 
 # Is scheme group $1 (allreduce, ps-sync, ps-async) among $SCHEMES?
 e8_wants() { [[ ",${SCHEMES:-allreduce,ps-sync,ps-async}," == *",$1,"* ]]; }
@@ -57,10 +60,16 @@ e8_real_data() {
     dir=$(e8_uncompressed "$data")
     for model in ${MODELS//,/ }; do
       local size=(); [ "$model" = alexnet ] && size=(--image-size 64)
-      for loading in ${LOADING:-cached,files}; do
-        local cache=(); [ "$loading" = cached ] && cache=(--cache)
+      for loading in $LOADING; do
+        local reading=()
+        case $loading in
+          cached) reading=(--cache) ;;
+          files) reading=(--storage warm) ;;
+          cold) reading=(--storage cold) ;;
+          *) echo "e8: LOADING '$loading': cached, files or cold" >&2; exit 2 ;;
+        esac
         # A checkpoint per epoch: a preempted or requeued job continues within its point (RUN_ID).
-        local common=(--data "$dir" --model "$model" "${size[@]}" --batch 42 --epochs "${EPOCHS:-10}" "${cache[@]}"
+        local common=(--data "$dir" --model "$model" "${size[@]}" --batch 42 --epochs "${EPOCHS:-10}" "${reading[@]}"
                       "${limits[@]}" --checkpoint-every "${CHECKPOINT_EVERY:-1}" --output "$OUT")
         e8_wants allreduce && run_on "$WORKERS" "$WORKERS" "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange mpi,ring --sharding shard
         e8_wants ps-sync && run_on $((WORKERS + 1)) $((WORKERS + 1)) "$HPCNN_BIN/hpcnn-scale" "${common[@]}" --exchange ps-sync --ps-servers 1 --sharding shard
@@ -76,4 +85,4 @@ e8_real_data() {
 
 DATASETS=${DATASETS:-cifar10,cifar100}
 DATASETS=${DATASETS//,/ }
-if [ -n "${ITERS:-}" ]; then DATASETS=${DATASETS// /,}; e8_synthetic; else LOADING=${LOADING:-cached,files}; LOADING=${LOADING//,/ }; e8_real_data; fi
+if [ -n "${ITERS:-}" ]; then DATASETS=${DATASETS// /,}; e8_synthetic; else LOADING=${LOADING:-cached,files,cold}; LOADING=${LOADING//,/ }; e8_real_data; fi

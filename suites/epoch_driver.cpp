@@ -148,6 +148,7 @@ bool EpochDriver::run_epoch(EpochPosition& at) {
   // Order and augmentation are functions of (seed, epoch, sample): after a restart the rest of
   // the epoch is the same batches.
   batches.erase(batches.begin(), batches.begin() + static_cast<long>(std::min(at.step, batches.size())));
+  steps_.before_epoch(at.epoch);
   loader_.start_epoch(static_cast<std::uint64_t>(at.epoch), std::move(batches));
   for (; at.step < plan_.steps_per_epoch && !ended(); ++at.step) {
     if (steps_.stop_before_step()) {  // every rank together, before this step: a checkpoint of it

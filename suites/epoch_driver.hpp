@@ -95,6 +95,9 @@ class EpochSteps {
   virtual ~EpochSteps() = default;
   // This rank's batches of `epoch` (sample indices), in order.
   virtual std::vector<std::vector<std::uint32_t>> batches(int epoch) = 0;
+  // Before the loader reads the first batch of `epoch` (a resumed epoch's too), outside every
+  // step's clock: where cold storage drops the files' pages. Collective where it is.
+  virtual void before_epoch(int /*epoch*/) {}
   // Has a stop signal reached any rank? Asked before every step (a collective where it is).
   virtual bool stop_before_step() = 0;
   // Before a step, outside its clock (a synchronous scheme's barrier).

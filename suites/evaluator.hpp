@@ -50,6 +50,8 @@ class Evaluator {
   // the training network). Every rank's come from its own shard of the training batches: all ranks
   // evaluate with rank 0's, as PyTorch's DistributedDataParallel broadcasts rank 0's buffers.
   Evaluation run(const std::vector<float>& params, std::vector<float> buffers);
+  // The memory its loader's cache holds (the test set decoded, with caching).
+  std::size_t cache_bytes() const { return loader_.cache_bytes(); }
 
  private:
   Backend& backend_;

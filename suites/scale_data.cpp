@@ -30,6 +30,7 @@ struct DataPoint {
   int epochs = 1;
   data::Sharding sharding = data::Sharding::Shard;
   bool cache = false, shuffle = true, augment = false;
+  bool cold = false;  // --storage cold: the files' pages dropped from the page cache before every epoch
   int prefetch = 0, test_batch = 1;
   double target_accuracy = -1;  // percent; < 0: none
   std::size_t steps_per_epoch = 0;
@@ -51,6 +52,7 @@ DataPoint data_point(const PointSettings& s, MPI_Comm comm, const data::DataSet&
   p.epochs = static_cast<int>(s.integer("epochs"));
   p.sharding = s.str("sharding") == "whole" ? data::Sharding::Whole : data::Sharding::Shard;
   p.cache = s.flag("cache");
+  p.cold = s.str("storage") == "cold";
   p.shuffle = !s.flag("no-shuffle");
   p.augment = s.flag("augment");
   p.prefetch = static_cast<int>(s.integer("prefetch"));
@@ -123,6 +125,25 @@ class DataWorker final : public EpochSteps {
   const data::SampleFiles* files() const { return files_.get(); }
   std::vector<float> params() { return net_.get_params(); }
 
+  // What the page cache held of the files before each epoch's reads: the largest resident share
+  // over the epochs this process ran, and the seconds spent dropping pages (cold storage).
+  struct PageCache {
+    double resident = 0, drop_s = 0;
+  };
+  // The mean time to read and decode a batch over the steps this process ran, whether the step
+  // waited for it (prefetch 0) or a background thread did it meanwhile.
+  double load_work_s() const { return made_batches_ ? made_s_ / double(made_batches_) : 0.0; }
+  PageCache page_cache() const { return page_cache_; }
+  // The memory this worker's data take: the decoded set (every worker loads it whole) and the
+  // loaders' caches of decoded float samples (--cache; the test set's too).
+  struct DataMemory {
+    double set = 0, cache = 0;  // bytes
+  };
+  DataMemory data_memory() const {
+    return {double(data_.set.train.bytes() + data_.set.test.bytes()),
+            double(loader_.cache_bytes() + evaluator_.cache_bytes())};
+  }
+
   std::vector<std::vector<std::uint32_t>> batches(int epoch) override {
     return data::worker_batches(p_.sharding, data_.set.train.size(), p_.sp.mp.batch, worker_, p_.sp.workers,
                                 p_.sp.mp.seed, static_cast<std::uint64_t>(epoch), p_.shuffle);
@@ -130,6 +151,7 @@ class DataWorker final : public EpochSteps {
   // A stop signal: allreduce schemes agree at every step boundary; parameter servers have agreed
   // when the last reply said so (Exchange::stop_agreed).
   bool stop_before_step() override { return allreduce_ && stop_requested_anywhere(workers_); }
+  void before_epoch(int epoch) override;
   void before_step() override { sync_.before_step(); }  // synchronous schemes: iterations start together
   Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) override;
   // ps-sync: every worker stopped after this step, whose state worker 0 takes from the servers
@@ -174,14 +196,34 @@ class DataWorker final : public EpochSteps {
   ExchangeSync sync_;
   TrainingLoop loop_;
   PhaseSeries phases_;
+  PageCache page_cache_;
+  double made_s_ = 0;
+  std::size_t made_batches_ = 0;
   EpochDriver driver_;
 };
+
+// Cold storage drops the files' pages before the epoch's first read; both storages measure what
+// the page cache then holds. The workers of a node read the same files: none may be reading when
+// another drops them, so they all meet before and after.
+void DataWorker::before_epoch(int) {
+  if (!files_) return;
+  if (p_.cold) {
+    MPI_Barrier(workers_);
+    const double t0 = MPI_Wtime();
+    files_->drop_pages();
+    page_cache_.drop_s += MPI_Wtime() - t0;
+    MPI_Barrier(workers_);
+  }
+  page_cache_.resident = std::max(page_cache_.resident, files_->residency().fraction());
+}
 
 EpochSteps::Tally DataWorker::step(const data::Batch& b, double waited, std::int64_t, EpochSeries&) {
   StepResult r = loop_.step(net_, {b.images.data(), b.labels.data(), b.size});
   r.times.load += waited;  // the file reads and decoding (no prefetch)
   r.times.total += waited;
   phases_.add_timed(r.times);
+  made_s_ += b.made_s;
+  ++made_batches_;
   Tally t;
   t.load = r.times.load;
   t.sums[0] = r.local.loss * double(r.local.images);
@@ -301,6 +343,11 @@ std::vector<OptionSpec> scale_data_options() {
        "with --data: shard: each worker its disjoint shard of a shared per-epoch permutation; whole: each worker its "
        "own permutation of the whole set, 1/workers of it per epoch (the asynchronous TensorFlow workers of ref. [4])",
        "shard|whole"},
+      {"storage", OptType::Choice, true, "warm", "LIST",
+       "with --data, without --cache: warm: the files as the page cache holds them; cold: their pages dropped from it "
+       "before every epoch, so every read goes to the storage (the data's file system, or $TMPDIR for the copies of gzip "
+       "files); refused where the file system keeps its files in memory (tmpfs)",
+       "warm|cold"},
       {"preset", OptType::String, false, "", "NAME",
        "framework default settings of ref. [5] as in hpcnn-train --preset (names: hpcnn-train --preset list); "
        "options given win"},
@@ -350,6 +397,9 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   EpochSeries epochs;
   FileReads reads;
   std::string digest;
+  DataWorker::PageCache page_cache;
+  DataWorker::DataMemory data_memory;
+  double load_work_s = 0;
   int resumed_epochs = 0;
   if (exchange->is_worker()) {
     DataWorker worker(p, data, *backend, graph, buckets, *exchange, resume ? &*resume : nullptr);
@@ -359,6 +409,12 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
     t.diverged = worker.divergence();
     epochs = worker.driver().series();
     reads = file_reads_of(worker.files());  // before its scratch copies go with it
+    double most[5] = {worker.page_cache().resident, worker.page_cache().drop_s, worker.data_memory().set,
+                      worker.data_memory().cache, worker.load_work_s()};
+    MPI_Allreduce(MPI_IN_PLACE, most, 5, MPI_DOUBLE, MPI_MAX, exchange->workers());
+    page_cache = {most[0], most[1]};
+    data_memory = {most[2], most[3]};
+    load_work_s = most[4];
     reads.reads += worker.driver().file_reads_before(0);
     reads.bytes += worker.driver().file_reads_before(1);
     digest = params_digest(worker.params());
@@ -399,6 +455,14 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), -1);
   set_data_point_fields(r, p, data, epochs);
   set_file_read_fields(r, reads, p.cache);
+  r.set("storage", std::string(p.cold ? "cold" : "warm"));
+  r.set("load_work_s", load_work_s);
+  r.set("data_set_mib", data_memory.set / (1024.0 * 1024.0));
+  r.set("data_cache_mib", data_memory.cache / (1024.0 * 1024.0));
+  if (!p.cache) {
+    r.set("page_cache_resident", page_cache.resident);
+    if (p.cold) r.set("page_drop_s", page_cache.drop_s);
+  }
   r.set("checkpoint_every", static_cast<std::int64_t>(p.checkpoint_every));
   r.set("checkpoint_unit", std::string(p.checkpoint_steps ? "step" : "epoch"));
   r.set("resumed_epochs", std::int64_t{resumed_epochs});

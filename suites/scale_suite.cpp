@@ -92,6 +92,28 @@ int ranks_on_this_node() {
   return size;
 }
 
+// Cold reads need files whose pages can leave memory, on every node (each has its own page cache
+// and $TMPDIR): one verdict for all ranks, with the first failing rank's reason.
+void check_cold_storage_everywhere(const data::DataSet& set) {
+  std::string why;
+  try {
+    data::SampleFiles::check_cold_storage(set);
+  } catch (const RuntimeError& e) {
+    why = e.what();
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int first = why.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == size) return;
+  int length = static_cast<int>(why.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
+  why.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(why.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
+  throw UsageError("--storage cold: " + why);
+}
+
 void validate(const Options& o) {
   validate_names(o);
   // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
@@ -124,6 +146,14 @@ void validate(const Options& o) {
     // rank of this node to decompress gzip files it reads samples from (without --cache).
     const data::DataSet set = data::locate_dataset(o.str("data"));
     if (!o.flag("cache")) data::SampleFiles::check_scratch_space(set, ranks_on_this_node());
+    // Cold reads: from files whose pages can leave memory, and only where there are reads per batch.
+    const std::vector<std::string> storages = o.values("storage");
+    if (std::find(storages.begin(), storages.end(), "cold") != storages.end()) {
+      if (o.flag("cache"))
+        throw UsageError("--storage cold with --cache: a cached point reads the files once, before training; cold "
+                         "storage is for reading every batch from the files");
+      check_cold_storage_everywhere(set);
+    }
     if (o.flag("baseline") || o.has("baseline-file"))
       throw UsageError("--data: the efficiency baseline (--baseline, --baseline-file) is for synthetic batches");
     // ps-async workers are at different steps within an epoch: only an epoch's end (every worker

@@ -29,9 +29,12 @@ ref="$out/ref/box/smoke"
 hog=""
 trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT
 # failures FILE: the number of <failure> elements a CI reader finds in the JUnit file.
+# step N: a timestamped marker in the log (where a slow CI run spent its time).
+step() { echo "== step $1 at $(date -u +%H:%M:%S)"; }
 failures() { /usr/bin/python3 -c 'import sys, xml.etree.ElementTree as ET
 print(len(ET.parse(sys.argv[1]).getroot().findall("./testsuite/testcase/failure")))' "$1"; }
 
+step 1
 # 1. bless four runs
 run env BLESS=1 OUT="$out/bless" "$script" smoke box
 for k in 1 2 3 4; do
@@ -42,6 +45,7 @@ grep -q '^runs 4$' "$ref/BLESSED" 2>/dev/null || { echo "FAIL: no 'runs 4' in $r
 grep -q '^stability: ' "$ref/STABILITY.txt" 2>/dev/null || { echo "FAIL: no stability report in $ref"; fail=1; }
 grep -q '<h2>Stability</h2>' "$ref/stability.html" 2>/dev/null || { echo "FAIL: no stability page in $ref"; fail=1; }
 
+step 2
 # 2. identical files pass
 run ./hpcnn-summary --compare "$ref" --ignore-outliers --junit "$out/same.xml" "$ref" > "$out/same.txt"
 [ "$(failures "$out/same.xml")" = 0 ] || { echo "FAIL: identical files have JUnit failures"; cat "$out/same.xml"; fail=1; }
@@ -51,6 +55,7 @@ for suite in hpcnn-allreduce hpcnn-train hpcnn-infer hpcnn-blas hpcnn-scale; do
     { echo "FAIL: no ok or UNSTABLE verdict for $suite"; cat "$out/same.txt"; fail=1; }
 done
 
+step 3
 # 3. an unchanged rerun passes, as cron runs it: once, no second chance.
 run env HISTORY="$out/hist" "$cron" smoke box
 night=$(ls -d "$out"/hist/box/smoke/2*/ | head -1)
@@ -59,6 +64,7 @@ grep -q '^trend: [0-9]* points and metrics' "$night/trend.txt" && [ -s "$night/t
   { echo "FAIL: no trend in the night's folder"; fail=1; }
 grep -q '^night .*tonight exit 0, trend exit 0' "$night/night.txt" || { echo "FAIL: night.txt"; cat "$night/night.txt"; fail=1; }
 
+step 4
 # 4. a slowed rerun is flagged: the run pinned to core 0, where a busy loop takes half its time.
 taskset -c 0 bash -c 'while :; do :; done' &
 hog=$!
@@ -73,6 +79,7 @@ grep -Eq '^failure: REGRESSION: suite=hpcnn-train .* ratio [0-9.e-]+ \[[0-9.e-]+
   { echo "FAIL: no ratio with its interval in the failure line"; grep '^failure' "$out/slow/verdict.txt"; fail=1; }
 [ "$(failures "$out/slow/junit.xml")" -ge 1 ] || { echo "FAIL: the slowed run's JUnit file has no failure"; fail=1; }
 
+step 5
 # 5. one slowed night is flagged and passes; the same slowdown the next night fails. 5x slower: a
 # four-run reference blessed on a busy CI machine can spread 15%, and then only a change beyond
 # 2.6x is significant (a 3x slowdown was judged UNSTABLE there once, at p 0.054).
@@ -100,6 +107,7 @@ pages=$HPCNN_BUILDDIR/acceptance_pages
 rm -rf "$pages" && mkdir -p "$pages" &&
   (cd "$out/hist/box/smoke" && find . \( -name '*.html' -o -name '*.svg' -o -name '*.txt' \) -exec cp --parents {} "$pages" \;)
 
+step 6
 # 6. wrong elements fail even when fast: the same allreduce points with one damaged element.
 HPCNN_TEST_CORRUPT_ELEMENT=5 timeout 120 $MPIRUN -np 2 ./hpcnn-allreduce \
   --exchange mpi,ring --sizes 4K,1M --iters 10 --warmup 2 --quiet --output "$out/wrong" 2>/dev/null
@@ -108,6 +116,7 @@ status=$?
 [ "$status" = 1 ] || { echo "FAIL: wrong elements: hpcnn-summary exited $status, want 1"; cat "$out/wrong.txt"; fail=1; }
 grep -q 'STATUS .*wrong elements' "$out/wrong.txt" || { echo "FAIL: no STATUS verdict naming wrong elements"; cat "$out/wrong.txt"; fail=1; }
 
+step 7
 # 7. a point missing on either side: the inference file taken out of a copy of one run.
 mkdir -p "$out/part"
 cp "$ref"/run-1/*.h5 "$out/part/"
@@ -121,6 +130,7 @@ status=$?
 [ "$status" = 1 ] && grep -q 'suite=hpcnn-infer .*MISSING-reference' "$out/part.txt" ||
   { echo "FAIL: a point missing in the reference: exit $status"; cat "$out/part.txt"; fail=1; }
 
+step 8
 # 8. unusable references: one line, exit 2, nothing blessed.
 # one_line_2 LABEL CMD...: CMD must exit 2 with one line on stderr.
 one_line_2() {

@@ -25,6 +25,7 @@
 #include "data/dataset.hpp"
 #include "data/file_bytes.hpp"
 #include "data/idx.hpp"
+#include "data/page_cache.hpp"
 #include "data/sample_files.hpp"
 #include "data/sampler.hpp"
 #include "data/scratch_copy.hpp"
@@ -652,6 +653,69 @@ TEST(SampleFiles, ReadsGzipFilesFromUnnamedDecompressedCopies) {
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("/missing: scratch folder"), std::string::npos) << e.what();
   }
+}
+
+// Cold reads: dropping the files' pages leaves (almost) none of them in the page cache, and reading
+// every sample brings them back (the reads went to the storage); a file system that keeps its
+// files in memory (tmpfs) is refused, naming the file, the folder of gzip copies likewise.
+TEST(PageCache, DroppedFilesAreReadFromTheStorageAndTmpfsIsRefused) {
+  TempDir d;
+  const fs::path idx = fs::path(d.path()) / "idx";
+  fs::create_directories(idx);
+  write((idx / "train-images-idx3-ubyte").string(), idx_images(2000, 28, 28));  // 1.5 MiB
+  write((idx / "train-labels-idx1-ubyte").string(), idx_labels(2000));
+  write((idx / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((idx / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  const DataSet ds = load_dataset(idx.string());
+  SampleFiles files(ds);
+  if (files.residency().fraction() <= kColdResidentLimit)
+    GTEST_SKIP() << d.path() << ": a file just written is not in the page cache here";
+  EXPECT_GT(files.residency().fraction(), 0.9);  // written and loaded a moment ago
+  try {
+    SampleFiles::check_cold_storage(ds);
+  } catch (const RuntimeError& e) {
+    GTEST_SKIP() << "the temporary folder cannot be read cold: " << e.what();
+  }
+  const Residency left = files.drop_pages();
+  EXPECT_LE(left.fraction(), kColdResidentLimit);
+  EXPECT_EQ(left.bytes, 16u + 2000u * 28 * 28);
+  EXPECT_LE(files.residency().fraction(), kColdResidentLimit);
+  Bytes px(ds.train.image_bytes());
+  for (std::size_t i = 0; i < ds.train.size(); ++i) files.read(i, px.data());
+  EXPECT_GT(files.residency().fraction(), 0.9) << "the reads did not bring the pages back";
+
+  std::error_code no_shm;
+  if (!fs::is_directory("/dev/shm", no_shm)) GTEST_SKIP() << "no /dev/shm to try a tmpfs on";
+  std::string tmpl = "/dev/shm/hpcnn_test_data_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const fs::path shm = tmpl;
+  struct Removed {
+    fs::path dir;
+    ~Removed() { fs::remove_all(dir); }
+  } removed{shm};
+  fs::copy(idx, shm / "idx", fs::copy_options::recursive);
+  const auto refused = [](const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted for cold reads: " << needle;
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("tmpfs keeps them"), std::string::npos) << e.what();
+    }
+  };
+  const DataSet in_memory = load_dataset((shm / "idx").string());
+  refused([&] { SampleFiles::check_cold_storage(in_memory); }, (shm / "idx" / "train-images-idx3-ubyte").string());
+  refused([&] { SampleFiles(in_memory).drop_pages(); }, (shm / "idx" / "train-images-idx3-ubyte").string());
+  // gzip files are read from copies in the scratch folder: a tmpfs scratch folder is refused.
+  const fs::path gz = fs::path(d.path()) / "gz";
+  fs::create_directories(gz);
+  write((gz / "train-images-idx3-ubyte.gz").string(), gzip(idx_images(20, 28, 28)));
+  write((gz / "train-labels-idx1-ubyte.gz").string(), gzip(idx_labels(20)));
+  write((gz / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((gz / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  const DataSet compressed = load_dataset(gz.string());
+  EXPECT_NO_THROW(SampleFiles::check_cold_storage(compressed, d.path()));
+  refused([&] { SampleFiles::check_cold_storage(compressed, shm.string()); }, "in " + shm.string());
 }
 
 // Hostile input: a set that cannot fit in the memory the node has is refused before it

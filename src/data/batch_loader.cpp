@@ -113,6 +113,7 @@ void BatchLoader::decode(std::uint32_t index, std::uint64_t epoch, float* out) {
 }
 
 Batch BatchLoader::make_batch(std::uint64_t epoch, const std::vector<std::uint32_t>& indices) {
+  const auto t0 = std::chrono::steady_clock::now();
   Batch b;
   b.size = static_cast<int>(indices.size());
   b.images.resize(indices.size() * sample_floats());
@@ -121,6 +122,7 @@ Batch BatchLoader::make_batch(std::uint64_t epoch, const std::vector<std::uint32
     decode(indices[i], epoch, b.images.data() + i * sample_floats());
     b.labels[i] = set_.labels[indices[i]];
   }
+  b.made_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return b;
 }
 

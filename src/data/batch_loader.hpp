@@ -40,6 +40,7 @@ struct PipelineOptions {
 
 struct Batch {
   int size = 0;
+  double made_s = 0;                  // the seconds reading (from the files) and decoding it took
   std::vector<float> images;          // size x C x S x S
   std::vector<std::int32_t> labels;   // size
 };
@@ -62,6 +63,9 @@ class BatchLoader {
   // The next batch of the epoch; *waited_s gets the seconds this call blocked (or decoded, without
   // prefetch). Throws std::logic_error past the epoch's last batch.
   Batch next(double* waited_s);
+
+  // The memory the cache holds (decoded float samples of the whole set; 0 without options.cache).
+  std::size_t cache_bytes() const { return cache_.size() * sizeof(float); }
 
   // One sample as the pipeline produces it (tests): C x S x S floats.
   void decode(std::uint32_t index, std::uint64_t epoch, float* out);

@@ -20,6 +20,8 @@ struct ImageSet {
     return std::size_t(channels) * std::size_t(height) * std::size_t(width);
   }
   const std::uint8_t* image(std::size_t i) const { return pixels.data() + i * image_bytes(); }
+  // The memory the set holds: its pixels and labels.
+  std::size_t bytes() const { return pixels.size() + labels.size() * sizeof(std::int32_t); }
   // Keeps the first n images (n >= size() keeps all).
   void truncate(std::size_t n);
 };

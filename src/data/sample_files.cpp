@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "base/errors.hpp"
 #include "data/scratch_copy.hpp"
@@ -50,6 +52,53 @@ void SampleFiles::check_scratch_space(const DataSet& located, int copies, const 
                                 std::to_string(copies) + " worker(s) on this node");
 }
 
+namespace {
+
+// RuntimeError when the file open at `fd` keeps more than kColdResidentLimit of its pages in
+// memory after they were dropped; `what` names it. Returns what stayed.
+Residency expect_droppable(int fd, const std::string& what) {
+  drop_from_page_cache(fd, what);
+  const Residency left = page_cache_residency(fd, what);
+  if (left.fraction() <= kColdResidentLimit) return left;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * left.fraction());
+  throw RuntimeError(what + ": " + share + " of it stayed in the page cache after its pages were dropped (" +
+                     file_system_name(fd) + " keeps them): its reads could not be cold");
+}
+
+}  // namespace
+
+void SampleFiles::check_cold_storage(const DataSet& located, const std::string& scratch) {
+  for (const std::string& path : sample_paths(located)) {
+    if (is_gzip_file(path)) {
+      // The samples come from a decompressed copy: probe the folder the copies go to.
+      const std::string dir = scratch_dir(scratch);
+      const int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+      if (fd < 0) throw RuntimeError(dir + ": cannot create a file to probe its page cache: " + std::strerror(errno));
+      const std::vector<char> probe(1 << 16, 1);
+      const bool written = ::write(fd, probe.data(), probe.size()) == static_cast<ssize_t>(probe.size());
+      try {
+        if (!written) throw RuntimeError(dir + ": cannot write a probe file: " + std::strerror(errno));
+        expect_droppable(fd, "the copies of " + path + " in " + dir);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      ::close(fd);
+      continue;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw RuntimeError(path + ": " + std::strerror(errno));
+    try {
+      expect_droppable(fd, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+}
+
 int SampleFiles::open_samples(const std::string& path) {
   if (!is_gzip_file(path)) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -69,7 +118,9 @@ int SampleFiles::open_samples(const std::string& path) {
 void SampleFiles::open_part(const std::string& path, std::size_t wanted, std::uint64_t offset, std::uint64_t stride) {
   Part p;
   p.path = path;
+  const std::size_t copies = decompressed_files_;
   p.fd = open_samples(path);
+  p.copy = decompressed_files_ > copies;
   parts_.push_back(p);  // closed by the destructor from here on
   Part& part = parts_.back();
   part.first = samples_;
@@ -106,6 +157,20 @@ SampleFiles::SampleFiles(const DataSet& set, const std::string& scratch)
 
 SampleFiles::~SampleFiles() {
   for (Part& p : parts_) ::close(p.fd);
+}
+
+Residency SampleFiles::residency() const {
+  Residency all;
+  for (const Part& p : parts_) all += page_cache_residency(p.fd, p.path);
+  return all;
+}
+
+Residency SampleFiles::drop_pages() const {
+  Residency all;
+  for (const Part& p : parts_) {
+    all += expect_droppable(p.fd, p.copy ? "the decompressed copy of " + p.path + " in " + scratch_dir(scratch_) : p.path);
+  }
+  return all;
 }
 
 void SampleFiles::read(std::size_t index, std::uint8_t* pixels) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data/dataset.hpp"
+#include "data/page_cache.hpp"
 
 namespace hpcnn::data {
 
@@ -32,10 +33,22 @@ class SampleFiles {
   // worker of the node). Nothing to check for uncompressed files.
   static void check_scratch_space(const DataSet& located, int copies, const std::string& scratch = "");
 
+  // Before any work, for cold reads: RuntimeError (one line) naming a file samples would be read
+  // from (or, for gzip files, the scratch folder of their copies) whose file system keeps its
+  // pages in memory (tmpfs). Drops the plain files' pages as it checks.
+  static void check_cold_storage(const DataSet& located, const std::string& scratch = "");
+
   std::size_t size() const { return samples_; }
   // The image_bytes() pixel bytes of training sample `index` (planar C x H x W), one pread.
   // RuntimeError("FILE: short read ...") when the file shrank since it was loaded.
   void read(std::size_t index, std::uint8_t* pixels) const;
+
+  // The page cache's share of the files samples are read from (of the decompressed copies, for
+  // gzip files).
+  Residency residency() const;
+  // Cold reads: drops those files' pages from the page cache and returns what stayed. RuntimeError
+  // naming the file and its file system when more than kColdResidentLimit of it stayed (tmpfs).
+  Residency drop_pages() const;
 
   std::uint64_t reads() const { return reads_.load(); }
   std::uint64_t bytes() const { return bytes_.load(); }
@@ -49,6 +62,7 @@ class SampleFiles {
   struct Part {  // one file: samples [first, first + count), sample k's pixels at offset + k * stride
     std::string path;
     int fd = -1;
+    bool copy = false;  // fd is a decompressed copy of the gzip file `path`
     std::size_t first = 0, count = 0;
     std::uint64_t offset = 0, stride = 0;
   };
