@@ -59,7 +59,9 @@ e8_real_data() {
   for data in ${DATASETS:-cifar10,cifar100}; do
     dir=$(e8_uncompressed "$data")
     for model in ${MODELS//,/ }; do
-      local size=(); [ "$model" = alexnet ] && size=(--image-size 64)
+      # AlexNet at 64x64; the ResNets need at least 32x32 (28x28 MNIST-style images are padded).
+      local size=()
+      case $model in alexnet) size=(--image-size 64) ;; resnet*) size=(--image-size 32) ;; esac
       for loading in $LOADING; do
         local reading=()
         case $loading in
