@@ -125,22 +125,23 @@ class DataWorker final : public EpochSteps {
   const data::SampleFiles* files() const { return files_.get(); }
   std::vector<float> params() { return net_.get_params(); }
 
-  // What the page cache held of the files before each epoch's reads: the largest resident share
-  // over the epochs this process ran, and the seconds spent dropping pages (cold storage).
-  struct PageCache {
-    double resident = 0, drop_s = 0;
+  // This worker's data figures over the epochs this process ran, for the point's record (the
+  // largest over the workers: max_over).
+  struct DataFigures {
+    double resident = 0;     // largest share of the files the page cache held before an epoch's reads
+    double drop_s = 0;       // seconds spent dropping the files' pages (cold storage)
+    double load_work_s = 0;  // mean time to read and decode a batch, waited for or not (prefetch)
+    double set_bytes = 0;    // the decoded set (every worker loads it whole)
+    double cache_bytes = 0;  // the loaders' caches of decoded float samples (--cache; the test set's too)
+    void max_over(MPI_Comm comm) {
+      double v[5] = {resident, drop_s, load_work_s, set_bytes, cache_bytes};
+      MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, comm);
+      *this = {v[0], v[1], v[2], v[3], v[4]};
+    }
   };
-  // The mean time to read and decode a batch over the steps this process ran, whether the step
-  // waited for it (prefetch 0) or a background thread did it meanwhile.
-  double load_work_s() const { return made_batches_ ? made_s_ / double(made_batches_) : 0.0; }
-  PageCache page_cache() const { return page_cache_; }
-  // The memory this worker's data take: the decoded set (every worker loads it whole) and the
-  // loaders' caches of decoded float samples (--cache; the test set's too).
-  struct DataMemory {
-    double set = 0, cache = 0;  // bytes
-  };
-  DataMemory data_memory() const {
-    return {double(data_.set.train.bytes() + data_.set.test.bytes()),
+  DataFigures data_figures() const {
+    return {resident_, drop_s_, made_batches_ ? made_s_ / double(made_batches_) : 0.0,
+            double(data_.set.train.bytes() + data_.set.test.bytes()),
             double(loader_.cache_bytes() + evaluator_.cache_bytes())};
   }
 
@@ -196,7 +197,7 @@ class DataWorker final : public EpochSteps {
   ExchangeSync sync_;
   TrainingLoop loop_;
   PhaseSeries phases_;
-  PageCache page_cache_;
+  double resident_ = 0, drop_s_ = 0;
   double made_s_ = 0;
   std::size_t made_batches_ = 0;
   EpochDriver driver_;
@@ -211,10 +212,10 @@ void DataWorker::before_epoch(int) {
     MPI_Barrier(workers_);
     const double t0 = MPI_Wtime();
     files_->drop_pages();
-    page_cache_.drop_s += MPI_Wtime() - t0;
+    drop_s_ += MPI_Wtime() - t0;
     MPI_Barrier(workers_);
   }
-  page_cache_.resident = std::max(page_cache_.resident, files_->residency().fraction());
+  resident_ = std::max(resident_, files_->residency().fraction());
 }
 
 EpochSteps::Tally DataWorker::step(const data::Batch& b, double waited, std::int64_t, EpochSeries&) {
@@ -397,9 +398,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   EpochSeries epochs;
   FileReads reads;
   std::string digest;
-  DataWorker::PageCache page_cache;
-  DataWorker::DataMemory data_memory;
-  double load_work_s = 0;
+  DataWorker::DataFigures figures;
   int resumed_epochs = 0;
   if (exchange->is_worker()) {
     DataWorker worker(p, data, *backend, graph, buckets, *exchange, resume ? &*resume : nullptr);
@@ -409,12 +408,8 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
     t.diverged = worker.divergence();
     epochs = worker.driver().series();
     reads = file_reads_of(worker.files());  // before its scratch copies go with it
-    double most[5] = {worker.page_cache().resident, worker.page_cache().drop_s, worker.data_memory().set,
-                      worker.data_memory().cache, worker.load_work_s()};
-    MPI_Allreduce(MPI_IN_PLACE, most, 5, MPI_DOUBLE, MPI_MAX, exchange->workers());
-    page_cache = {most[0], most[1]};
-    data_memory = {most[2], most[3]};
-    load_work_s = most[4];
+    figures = worker.data_figures();
+    figures.max_over(exchange->workers());
     reads.reads += worker.driver().file_reads_before(0);
     reads.bytes += worker.driver().file_reads_before(1);
     digest = params_digest(worker.params());
@@ -456,12 +451,12 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   set_data_point_fields(r, p, data, epochs);
   set_file_read_fields(r, reads, p.cache);
   r.set("storage", std::string(p.cold ? "cold" : "warm"));
-  r.set("load_work_s", load_work_s);
-  r.set("data_set_mib", data_memory.set / (1024.0 * 1024.0));
-  r.set("data_cache_mib", data_memory.cache / (1024.0 * 1024.0));
+  r.set("load_work_s", figures.load_work_s);
+  r.set("data_set_mib", figures.set_bytes / (1024.0 * 1024.0));
+  r.set("data_cache_mib", figures.cache_bytes / (1024.0 * 1024.0));
   if (!p.cache) {
-    r.set("page_cache_resident", page_cache.resident);
-    if (p.cold) r.set("page_drop_s", page_cache.drop_s);
+    r.set("page_cache_resident", figures.resident);
+    if (p.cold) r.set("page_drop_s", figures.drop_s);
   }
   r.set("checkpoint_every", static_cast<std::int64_t>(p.checkpoint_every));
   r.set("checkpoint_unit", std::string(p.checkpoint_steps ? "step" : "epoch"));
