@@ -1,7 +1,8 @@
 # hpcnn_cuda.m4: HPCNN_CHECK_CUDA, the CUDA runtime and cuBLAS, plus nvcc. Optional.
 # Without DIR it looks in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /opt/cuda and next to the
 # nvcc found on PATH. Probes cuda_runtime.h + libcudart and cublas_v2.h + libcublas by linking
-# (no GPU is needed for that). CUDA_LDFLAGS carries -Wl,-rpath to the CUDA library folder.
+# (no GPU is needed for that). CUDA_LDFLAGS carries -Wl,-rpath to the CUDA library folder, where
+# the cuda backend also finds libcublas at run time; CUDA_LIBS links only the runtime.
 # Sets CUDA_CPPFLAGS, CUDA_LDFLAGS, CUDA_LIBS, CUDA_HOME, NVCC, NVCCFLAGS, HAVE_CUDA.
 # cuDNN (hpcnn_cudnn.m4) and NCCL (hpcnn_nccl.m4) build on this one.
 m4_define([hpcnn_cuda_prog], [[#include <cuda_runtime.h>
@@ -32,6 +33,9 @@ AS_IF([test "$hpcnn_CUDA_want" != no], [
     AC_PATH_PROG([NVCC], [nvcc], [], [$CUDA_HOME/bin:$PATH])
   ])
   AS_IF([test "$hpcnn_have_CUDA" = yes], [
+    # cuBLAS is loaded at run time by the cuda backend (kernels/cuda/cublas_library.cpp), not
+    # linked: linked, its start-up memory would be in every process, GPU or not.
+    CUDA_LIBS=-lcudart
     hpcnn_CUDA_where="$CUDA_HOME"
     AS_IF([test -z "$NVCC"], [hpcnn_CUDA_where="$CUDA_HOME (no nvcc: CUDA code cannot be built)"])
   ])

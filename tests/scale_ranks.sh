@@ -3,7 +3,8 @@
 # hundreds of ranks must not grow worse than O(P) at rank 0 or O(1) per rank. At 64 ranks:
 #  - hpcnn-scale (LeNet-5, batch 2): ring, rhd and mpi, and ps-sync, ps-async with 4 servers; exit
 #    0, a result file under 2 MB, a bounded terminal (the live table: a line per point), nothing
-#    left in the output folder but the result file (the journal goes when the run completes);
+#    left in the output folder but the result file (the journal goes when the run completes), no
+#    rank above 96 MiB of peak resident memory;
 #  - hpcnn-allreduce: every element checked at 64 ranks;
 #  - --preflight: one row for the host's 64 ranks, not one per rank;
 #  - a rank stopped in the exchange (HPCNN_TEST_FAULT) under --timeout 5: the watchdog ends the job
@@ -34,6 +35,11 @@ echo "hpcnn-scale ring,rhd,mpi at $P ranks: exit $status in $SECONDS s, $lines l
 [ "$lines" -le 12 ] || { echo "FAIL: $lines lines printed for 3 points"; head -20 "$out/scale.log"; fail=1; }
 [ "$(files_in "$out/scale")" = 1 ] || { echo "FAIL: files left: $(find "$out/scale" -type f)"; fail=1; }
 [ "$(bytes_of "$out/scale")" -lt 2000000 ] || { echo "FAIL: result file of $(bytes_of "$out/scale") B"; fail=1; }
+# A rank's fixed memory: 256 ranks must fit a 24 GiB node with room to spare (a GPU library linked
+# rather than loaded when used once cost every rank about 100 MiB more than this bound).
+peak=$(./hpcnn-summary --format csv --columns peak_rss_mib "$out/scale" | tail -n 1)
+echo "largest peak resident memory of a rank: $peak MiB"
+awk -v p="$peak" 'BEGIN { exit !(p > 0 && p < 96) }' || { echo "FAIL: a rank peaked at '$peak' MiB, want under 96"; fail=1; }
 run timeout 300 $MPI ./hpcnn-scale --model lenet5 --batch 2 --iters 5 --warmup 1 --exchange ps-sync,ps-async \
   --ps-servers 4 --output "$out/ps" --quiet
 [ "$(./hpcnn-summary --format csv --columns workers,status "$out/ps" | grep -c '^60,ok$')" = 2 ] ||

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/errors.hpp"
+#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 
@@ -20,7 +21,7 @@ void check_cudnn(cudnnStatus_t s, const char* what) {
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
   std::string msg = "cuBLAS: ";
-  msg.append(what).append(": ").append(cublasGetStatusString(s));
+  msg.append(what).append(": ").append(cublas_library().status_string(s));
   throw RuntimeError(msg);
 }
 
@@ -49,8 +50,9 @@ Context::Context(const BackendSettings& s, int dev) : device(dev), settings(s) {
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cudnn(cudnnCreate(&cudnn), "cudnnCreate");
   check_cudnn(cudnnSetStream(cudnn, stream), "cudnnSetStream");
-  check_cublas(cublasCreate(&cublas), "cublasCreate");
-  check_cublas(cublasSetStream(cublas, stream), "cublasSetStream");
+  const CublasLibrary& blas = cublas_library();
+  check_cublas(blas.create(&cublas), "cublasCreate");
+  check_cublas(blas.set_stream(cublas, stream), "cublasSetStream");
   const bool tensor_cores = s.precision != Precision::Fp32;
   act_bf16 = s.precision == Precision::Bf16;
   act_nhwc = s.layout == "nhwc" || (s.layout == "auto" && tensor_cores);
@@ -81,7 +83,7 @@ Context::~Context() {
   if (stream) cudaStreamSynchronize(stream);
   workspace_.reset();
   for (auto& b : scratch_) b.reset();
-  if (cublas) cublasDestroy(cublas);
+  if (cublas) cublas_library().destroy(cublas);
   if (cudnn) cudnnDestroy(cudnn);
   if (stream) cudaStreamDestroy(stream);
 }

@@ -4,7 +4,6 @@
 // an input in the layout it wants and to give a gradient back in its producer's layout.
 #pragma once
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -59,16 +59,17 @@ std::vector<std::uint32_t> check_idx(const std::string& path, const std::vector<
 }  // namespace
 
 ImageSet read_idx_pair(const std::string& images_path, const std::string& labels_path, std::size_t memory_limit) {
-  const std::vector<std::uint8_t> ib = read_file_bytes(images_path);
+  std::vector<std::uint8_t> ib = read_file_bytes(images_path);
   const std::vector<std::uint32_t> idims = check_idx(images_path, ib, 3, "image");
   if (idims[1] > 4096 || idims[2] > 4096)
     fail(images_path, "image size " + std::to_string(idims[1]) + "x" + std::to_string(idims[2]) + " is implausible");
-  // The decoded pixels and labels, while the file's bytes are still held.
+  // The pixels are the file's bytes (moved, not copied), plus the labels and the label file's
+  // bytes (8 bytes of header and one per image).
   const std::size_t images = idims[0];
-  const std::size_t need = ib.size() + images * idims[1] * idims[2] + images * sizeof(std::int32_t);
+  const std::size_t need = ib.size() + images * sizeof(std::int32_t) + 8 + images;
   check_memory(images_path, need, memory_limit,
                std::to_string(images) + " images of " + std::to_string(idims[1]) + "x" + std::to_string(idims[2]) +
-                   " bytes, with the file's " + std::to_string(ib.size()) + " bytes");
+                   " bytes and their labels");
   const std::vector<std::uint8_t> lb = read_file_bytes(labels_path);
   const std::vector<std::uint32_t> ldims = check_idx(labels_path, lb, 1, "label");
   if (ldims[0] != idims[0])
@@ -87,7 +88,9 @@ ImageSet read_idx_pair(const std::string& images_path, const std::string& labels
                             std::to_string(kClasses) + ")");
     set.labels[i] = label;
   }
-  set.pixels.assign(ib.begin() + 16, ib.end());
+  // The header dropped in place: every rank of a node that reads the set holds one copy of it.
+  ib.erase(ib.begin(), ib.begin() + 16);
+  set.pixels = std::move(ib);
   return set;
 }
 
@@ -95,6 +98,10 @@ void ImageSet::truncate(std::size_t n) {
   if (n >= size()) return;
   labels.resize(n);
   pixels.resize(n * image_bytes());
+  // What --train-limit leaves is all a rank keeps: at hundreds of ranks per node, the rest of
+  // the set in every rank would be the node's memory.
+  labels.shrink_to_fit();
+  pixels.shrink_to_fit();
 }
 
 }  // namespace hpcnn::data
