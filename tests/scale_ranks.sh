@@ -39,7 +39,11 @@ echo "hpcnn-scale ring,rhd,mpi at $P ranks: exit $status in $SECONDS s, $lines l
 # rather than loaded when used once cost every rank about 100 MiB more than this bound).
 peak=$(./hpcnn-summary --format csv --columns peak_rss_mib "$out/scale" | tail -n 1)
 echo "largest peak resident memory of a rank: $peak MiB"
-awk -v p="$peak" 'BEGIN { exit !(p > 0 && p < 96) }' || { echo "FAIL: a rank peaked at '$peak' MiB, want under 96"; fail=1; }
+if ldd ./hpcnn-scale | grep -q -e libasan -e libtsan; then
+  echo "(a sanitizer build: its shadow memory is in that figure, which is not judged)"
+else
+  awk -v p="$peak" 'BEGIN { exit !(p > 0 && p < 96) }' || { echo "FAIL: a rank peaked at '$peak' MiB, want under 96"; fail=1; }
+fi
 run timeout 300 $MPI ./hpcnn-scale --model lenet5 --batch 2 --iters 5 --warmup 1 --exchange ps-sync,ps-async \
   --ps-servers 4 --output "$out/ps" --quiet
 [ "$(./hpcnn-summary --format csv --columns workers,status "$out/ps" | grep -c '^60,ok$')" = 2 ] ||
