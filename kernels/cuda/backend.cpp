@@ -11,7 +11,6 @@
 #include "base/registry.hpp"
 #include "kernels/cuda/context.hpp"
 #include "kernels/cuda/device.hpp"
-#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/nvml.hpp"
 #include "kernels/cuda/ops.hpp"
@@ -181,7 +180,7 @@ class CudaBackend final : public Backend {
   LibraryVersions versions() const override {
     int nccl = 0, cublas = 0;
     ncclGetVersion(&nccl);
-    cublas_library().get_version(ctx()->cublas, &cublas);
+    ctx()->blas.get_version(ctx()->cublas, &cublas);
     const BackendSettings& s = ctx()->settings;
     return {{"gpu", info_.name},
             {"gpu_compute_capability", std::to_string(info_.cc_major) + "." + std::to_string(info_.cc_minor)},

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/errors.hpp"
-#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/kernels.hpp"
 
@@ -50,7 +49,6 @@ Context::Context(const BackendSettings& s, int dev) : device(dev), settings(s) {
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cudnn(cudnnCreate(&cudnn), "cudnnCreate");
   check_cudnn(cudnnSetStream(cudnn, stream), "cudnnSetStream");
-  const CublasLibrary& blas = cublas_library();
   check_cublas(blas.create(&cublas), "cublasCreate");
   check_cublas(blas.set_stream(cublas, stream), "cublasSetStream");
   const bool tensor_cores = s.precision != Precision::Fp32;
@@ -83,7 +81,7 @@ Context::~Context() {
   if (stream) cudaStreamSynchronize(stream);
   workspace_.reset();
   for (auto& b : scratch_) b.reset();
-  if (cublas) cublas_library().destroy(cublas);
+  if (cublas) blas.destroy(cublas);
   if (cudnn) cudnnDestroy(cudnn);
   if (stream) cudaStreamDestroy(stream);
 }

@@ -15,6 +15,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/tensor.hpp"
+#include "kernels/cuda/cublas_library.hpp"
 
 namespace hpcnn::cuda {
 
@@ -47,6 +48,9 @@ struct Context {
   int device = 0;
   cudaStream_t stream = nullptr;
   cudnnHandle_t cudnn = nullptr;
+  // cuBLAS's entry points, loaded once by the first Context and kept here so that an operator's
+  // call does not look them up.
+  const CublasLibrary& blas = cublas_library();
   cublasHandle_t cublas = nullptr;
   BackendSettings settings;
   // What activations are stored as (chosen from settings), and the math the libraries may use.

@@ -6,7 +6,6 @@
 //   backward-wts  dW^T (K x O) = X^T (K x N) . dY (N x O)        gemm(N, T, K, O, N)
 // BF16: inputs and outputs in BF16 with FP32 accumulation, the weight gradient written in FP32.
 #include "base/errors.hpp"
-#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/kernels.hpp"
 #include "kernels/cuda/ops.hpp"
 
@@ -33,7 +32,7 @@ class FullyConnectedOp final : public Op {
     const void* x = as_layout(c, *ctx.src[0], rows_, 0);
     const void* w = weights(ctx);
     const float one = 1.0f, zero = 0.0f;
-    check_cublas(cublas_library().gemm_ex(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, outs_, in_.n, k_, &one, w, type(), k_, x, type(), k_,
+    check_cublas(c.blas.gemm_ex(c.cublas, CUBLAS_OP_T, CUBLAS_OP_N, outs_, in_.n, k_, &one, w, type(), k_, x, type(), k_,
                               &zero, ctx.dst->data, type(), outs_, c.gemm_compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (fully connected forward)");
     if (bias_) bias_forward(ctx.dst->shape, {false, bf16_}, ctx.dst->data, ctx.weights + weight_count_, false, c.stream);
@@ -44,7 +43,7 @@ class FullyConnectedOp final : public Op {
     const float one = 1.0f, zero = 0.0f;
     const void* dy = as_layout(c, *ctx.diff_dst, rows_, 1);
     const void* x = as_layout(c, *ctx.src[0], rows_, 0);
-    check_cublas(cublas_library().gemm_ex(c.cublas, CUBLAS_OP_N, CUBLAS_OP_T, k_, outs_, in_.n, &one, x, type(), k_, dy, type(),
+    check_cublas(c.blas.gemm_ex(c.cublas, CUBLAS_OP_N, CUBLAS_OP_T, k_, outs_, in_.n, &one, x, type(), k_, dy, type(),
                               outs_, &zero, ctx.diff_weights, CUDA_R_32F, k_, c.gemm_compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (fully connected backward weights)");
     if (bias_) bias_backward(ctx.diff_dst->shape, {false, bf16_}, dy, ctx.diff_weights + weight_count_, c.stream);
@@ -53,7 +52,7 @@ class FullyConnectedOp final : public Op {
     const bool direct = same_memory(in_, rows_, layout_of(*dx_t));
     void* dx = direct ? dx_t->data : c.scratch(2, in_.count() * elem_bytes(rows_));
     const void* w = bf16_ ? wcopy_.get() : ctx.weights;
-    check_cublas(cublas_library().gemm_ex(c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, k_, in_.n, outs_, &one, w, type(), k_, dy, type(),
+    check_cublas(c.blas.gemm_ex(c.cublas, CUBLAS_OP_N, CUBLAS_OP_N, k_, in_.n, outs_, &one, w, type(), k_, dy, type(),
                               outs_, &zero, dx, type(), k_, c.gemm_compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (fully connected backward data)");
     if (!direct) store_as(c, dx, rows_, *dx_t);
