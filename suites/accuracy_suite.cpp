@@ -177,13 +177,13 @@ class AccuracyRun final : public EpochSteps {
   AccuracyRun(const AccuracyPoint& ap, const LoadedData& data, Backend& backend, const Graph& graph, MPI_Comm comm,
               const std::string& checkpoint, const TrainingCheckpoint* resume);
   // "" when the training finished (or diverged), else why a stop signal ended it.
-  std::string train() { return driver_.train(); }
+  TrainingEnd train() { return driver_.train(); }
   const EpochDriver& driver() const { return driver_; }
   std::vector<float> params() { return main_.get_params(); }
   std::int64_t diverged_step() const { return diverged_step_; }
 
   std::vector<std::vector<std::uint32_t>> batches(int epoch) override;
-  bool stop_before_step() override { return stop_requested_anywhere(comm_); }
+  StopCause stop_before_step(bool storage_failed) override { return stop_cause_anywhere(comm_, storage_failed); }
   Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) override;
   bool diverged() const override { return diverged_step_ >= 0; }
   bool divergence_ends_training() const override { return true; }
@@ -392,10 +392,12 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   if (ap.checkpoint_every > 0 && !checkpoint.empty()) resume = read_training_checkpoint(checkpoint, ap.reproducer, comm);
   AccuracyRun run(ap, data, *backend, graph, comm, checkpoint, resume ? &*resume : nullptr);
   resume.reset();
-  // A stop signal ends the point on every rank together, after a checkpoint of the step it
-  // stopped before (--resume continues from it; without checkpoints it reruns the point).
-  const std::string stopped = run.train();
-  agree_on_failure(comm, stopped.empty() ? PointError{} : PointError{PointStatus::Interrupted, stopped});
+  // A failed data file (named by the rank it failed on), then a stop signal, ends the point on
+  // every rank together; a signal after a checkpoint of the step it stopped before (--resume
+  // continues from it; without checkpoints it reruns the point).
+  const TrainingEnd end = run.train();
+  agree_on_failure(comm, end.storage.empty() ? PointError{} : PointError{PointStatus::Interrupted, end.storage});
+  agree_on_failure(comm, end.signal.empty() ? PointError{} : PointError{PointStatus::Interrupted, end.signal});
   const std::string digest = params_digest(run.params());
   const EpochSeries& s = run.driver().series();
 

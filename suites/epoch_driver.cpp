@@ -5,8 +5,10 @@
 #include <cmath>
 #include <limits>
 
+#include "base/activity.hpp"
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
+#include "harness/signals.hpp"
 #include "suites/real_data.hpp"
 
 namespace hpcnn {
@@ -31,6 +33,17 @@ std::vector<T> gather_to_root(const std::vector<T>& mine, MPI_Datatype type, int
 }
 
 }  // namespace
+
+StopCause stop_cause_anywhere(MPI_Comm comm, bool storage_failed) {
+  int size = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
+  int cause = static_cast<int>(storage_failed ? StopCause::Storage : stop_signal() != 0 ? StopCause::Signal : StopCause::None);
+  if (size > 1) {
+    const activity::WaitScope waiting("stop agreement");
+    MPI_Allreduce(MPI_IN_PLACE, &cause, 1, MPI_INT, MPI_MAX, comm);
+  }
+  return static_cast<StopCause>(cause);
+}
 
 void EpochPosition::unpack(const double* v) {
   std::copy(v, v + 3, sums);
@@ -129,18 +142,38 @@ void EpochDriver::resume(const TrainingCheckpoint& c) {
   steps_.restore(c, me, ranks);
 }
 
-std::string EpochDriver::train() {
+TrainingEnd EpochDriver::train() {
   for (EpochPosition at = start_; at.epoch < plan_.epochs && !ended(); at = EpochPosition{at.epoch + 1}) {
     if (!run_epoch(at))
-      return "interrupted by a signal at step " + std::to_string(steps_done_) + " (epoch " + std::to_string(at.epoch + 1) +
-             ")";
+      return end_of_training("interrupted by a signal at step " + std::to_string(steps_done_) + " (epoch " +
+                             std::to_string(at.epoch + 1) + ")");
     finish_epoch(at);
     const int done = at.epoch + 1;
     if (plan_.checkpoints() && !plan_.checkpoint_steps && done % plan_.checkpoint_every == 0 && done < plan_.epochs &&
         !steps_.diverged())
       save_checkpoint(EpochPosition{done});
   }
-  return "";
+  return end_of_training("");
+}
+
+// Every training rank gets here together (a stop is agreed, or the last epoch ended): whether a
+// data file failed anywhere, which outranks a stop signal.
+TrainingEnd EpochDriver::end_of_training(const std::string& signal) {
+  TrainingEnd end;
+  end.storage_stop = storage_failed_anywhere();
+  if (end.storage_stop) end.storage = storage_failure_;
+  else end.signal = signal;
+  return end;
+}
+
+bool EpochDriver::storage_failed_anywhere() {
+  int failed = storage_failure_.empty() ? 0 : 1;
+  if (size_ > 1) {
+    const activity::WaitScope waiting("storage-failure agreement");
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, ranks_);
+  }
+  storage_stop_ = storage_stop_ || failed != 0;
+  return storage_stop_;
 }
 
 bool EpochDriver::run_epoch(EpochPosition& at) {
@@ -148,17 +181,20 @@ bool EpochDriver::run_epoch(EpochPosition& at) {
   // Order and augmentation are functions of (seed, epoch, sample): after a restart the rest of
   // the epoch is the same batches.
   batches.erase(batches.begin(), batches.begin() + static_cast<long>(std::min(at.step, batches.size())));
-  steps_.before_epoch(at.epoch);
+  if (!storage_stop_) steps_.before_epoch(at.epoch);  // the files may be gone: no page drop
   loader_.start_epoch(static_cast<std::uint64_t>(at.epoch), std::move(batches));
   for (; at.step < plan_.steps_per_epoch && !ended(); ++at.step) {
-    if (steps_.stop_before_step()) {  // every rank together, before this step: a checkpoint of it
-      if (plan_.checkpoints()) save_checkpoint(at);
+    const StopCause cause = steps_.stop_before_step(!storage_failure_.empty());  // every rank together
+    if (cause == StopCause::Storage) storage_stop_ = true;
+    if (cause != StopCause::None) {
+      if (plan_.checkpoints()) save_checkpoint(at);  // a checkpoint of this step, unless a file failed
       return false;
     }
     steps_.before_step();
     const auto t0 = Clock::now();
     double waited = 0;
     const data::Batch b = loader_.next(&waited);
+    if (!b.storage_error.empty() && storage_failure_.empty()) storage_failure_ = b.storage_error;
     const EpochSteps::Tally t = steps_.step(b, waited, steps_done_, series_);
     at.seconds += since(t0) - t.excluded;
     at.load += t.load;
@@ -183,8 +219,9 @@ bool EpochDriver::step_checkpoint_due() const {
 void EpochDriver::finish_epoch(const EpochPosition& at) {
   double sums[3] = {at.sums[0], at.sums[1], at.sums[2]};
   MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, ranks_);
-  double slowest[2] = {at.seconds, at.load};
-  MPI_Allreduce(MPI_IN_PLACE, slowest, 2, MPI_DOUBLE, MPI_MAX, ranks_);
+  double slowest[3] = {at.seconds, at.load, storage_failure_.empty() ? 0.0 : 1.0};
+  MPI_Allreduce(MPI_IN_PLACE, slowest, 3, MPI_DOUBLE, MPI_MAX, ranks_);
+  if (slowest[2] > 0) storage_stop_ = true;
   wall_ += slowest[0];
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const bool diverged = steps_.diverged();
@@ -193,7 +230,7 @@ void EpochDriver::finish_epoch(const EpochPosition& at) {
   series_.time.push_back(slowest[0]);
   series_.load.push_back(slowest[1]);
   series_.wall.push_back(wall_);
-  if (diverged) {  // NaN weights: nothing to evaluate
+  if (diverged || storage_stop_) {  // NaN weights, or weights trained on missing data: nothing to evaluate
     series_.test_loss.push_back(nan);
     series_.test_acc.push_back(nan);
     series_.test_time.push_back(0.0);
@@ -206,8 +243,11 @@ void EpochDriver::finish_epoch(const EpochPosition& at) {
 }
 
 // Collective over the training ranks; rank 0 writes. No rank starts another step before the
-// file is written (and, for parameter servers, before rank 0 has the servers' state).
+// file is written (and, for parameter servers, before rank 0 has the servers' state). Nothing is
+// written once a data file failed anywhere: the steps since trained on zeros where samples were
+// missing, and the last checkpoint is the one to resume from.
 void EpochDriver::save_checkpoint(const EpochPosition& at) {
+  if (storage_failed_anywhere()) return;
   TrainingCheckpoint c;
   steps_.save_weights(c);
   const EpochSteps::RankState mine = steps_.rank_state();

@@ -78,6 +78,24 @@ std::optional<TrainingCheckpoint> read_training_checkpoint(const std::string& fi
 // the settings matched, so a size that still disagrees is another build's model or a forged file.
 void expect_checkpoint_size(const std::string& file, const char* name, std::size_t got, std::size_t want);
 
+// Why the training stops before a step, the strongest first: a data file failed on some rank
+// (data::StorageError), a stop signal, or nothing.
+enum class StopCause { None = 0, Signal = 1, Storage = 2 };
+// Collective over comm (MPI_COMM_NULL or one rank: this process alone): the strongest cause on any
+// rank, this one's being a stop signal or `storage_failed`.
+StopCause stop_cause_anywhere(MPI_Comm comm, bool storage_failed);
+
+// How a training ended: "" in both when it finished (or diverged).
+struct TrainingEnd {
+  std::string signal;   // every rank: why a stop signal ended it (after a checkpoint where there are)
+  // A data file failed: true on every rank; `storage` says what on the ranks whose files failed
+  // ("" on the others). The training stopped at the next step boundary without a checkpoint of
+  // the steps after the failure, so the last checkpoint written stays the one to resume from.
+  bool storage_stop = false;
+  std::string storage;
+  bool stopped() const { return storage_stop || !signal.empty(); }
+};
+
 // What a suite's training brings to the loop. Every call is made on every training rank.
 class EpochSteps {
  public:
@@ -98,11 +116,14 @@ class EpochSteps {
   // Before the loader reads the first batch of `epoch` (a resumed epoch's too), outside every
   // step's clock: where cold storage drops the files' pages. Collective where it is.
   virtual void before_epoch(int /*epoch*/) {}
-  // Has a stop signal reached any rank? Asked before every step (a collective where it is).
-  virtual bool stop_before_step() = 0;
+  // Has a stop signal or a storage failure (`storage_failed`: this rank's) reached any rank?
+  // Asked before every step (a collective where it is; stop_cause_anywhere).
+  virtual StopCause stop_before_step(bool storage_failed) = 0;
   // Before a step, outside its clock (a synchronous scheme's barrier).
   virtual void before_step() {}
-  // One step on `b`; `waited`: the seconds the loader took to hand it over; `done`: the steps before it.
+  // One step on `b`; `waited`: the seconds the loader took to hand it over; `done`: the steps
+  // before it. A batch with a storage_error still makes its step (exchange partners and servers
+  // expect it); its figures are never kept.
   virtual Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) = 0;
   // After a step: all ranks stop here (a parameter server's reply said so); and whether that stop
   // is a state worth a checkpoint (every worker stopped after the same step).
@@ -138,9 +159,9 @@ class EpochDriver {
 
   // Continue from a checkpoint (before train()): the loop's state here, the suite's by restore().
   void resume(const TrainingCheckpoint& c);
-  // Every epoch from where the training stands. "" when it finished (or diverged), else why a stop
-  // signal ended it (after a checkpoint of that step when there are checkpoints).
-  std::string train();
+  // Every epoch from where the training stands, until the end, a stop signal or a data file that
+  // failed on any rank.
+  TrainingEnd train();
 
   const EpochSeries& series() const { return series_; }
   std::int64_t steps() const { return steps_done_; }
@@ -152,7 +173,10 @@ class EpochDriver {
 
  private:
   bool ended() const { return steps_.divergence_ends_training() && steps_.diverged(); }
-  bool run_epoch(EpochPosition& at);  // false: a stop signal ended it
+  bool run_epoch(EpochPosition& at);  // false: a stop ended it
+  // Collective: has a data file failed on any rank? Remembered (storage_stop_) once one has.
+  bool storage_failed_anywhere();
+  TrainingEnd end_of_training(const std::string& signal);
   void finish_epoch(const EpochPosition& at);
   bool step_checkpoint_due() const;
   void save_checkpoint(const EpochPosition& at);
@@ -169,6 +193,8 @@ class EpochDriver {
   double file_reads_before_[2] = {0, 0};  // rank 0: the reads of every rank before a restart
   int resumed_epochs_ = 0;
   std::int64_t resumed_steps_ = 0;
+  std::string storage_failure_;  // this rank's first data::StorageError
+  bool storage_stop_ = false;    // some rank's data files failed: no checkpoint, evaluation or page drop from here on
 };
 
 }  // namespace hpcnn

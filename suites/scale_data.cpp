@@ -1,6 +1,7 @@
 #include "suites/scale_data.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -94,8 +95,11 @@ PhaseSeries unpack_phases(const double* v, std::size_t steps) {
 class DataWorker final : public EpochSteps {
  public:
   // resume: the point's checkpoint to continue from, or nullptr.
+  // storage_failed: set when this worker's data files fail, which the parameter servers' stop
+  // protocol asks (ExchangeSetup::stop_signalled).
   DataWorker(const DataPoint& p, const LoadedData& data, Backend& backend, const Graph& graph,
-             const GradientBuckets& buckets, Exchange& exchange, const TrainingCheckpoint* resume)
+             const GradientBuckets& buckets, Exchange& exchange, const TrainingCheckpoint* resume,
+             std::atomic<bool>& storage_failed)
       : p_(p),
         data_(data),
         exchange_(exchange),
@@ -109,15 +113,15 @@ class DataWorker final : public EpochSteps {
         sync_(exchange, buckets, p.sp.synchronous()),
         // Every worker runs every step: exchange partners (and servers) expect them all.
         loop_(backend, {Mode::Train, 0, 0, false, MPI_COMM_NULL, false}, &sync_),
+        storage_failed_(storage_failed),
         driver_(plan(), workers_, loader_, *this) {
     MPI_Comm_rank(workers_, &worker_);
     if (resume) driver_.resume(*resume);
     exchange_.init(net_.params());
   }
 
-  // Every epoch from where the worker stands. Returns why a stop signal ended it (the point is
-  // then Interrupted, after a checkpoint when there are checkpoints), or "" when it finished.
-  std::string train() { return driver_.train(); }
+  // Every epoch from where the worker stands, until the end or a stop (a signal, a data file that failed).
+  TrainingEnd train() { return driver_.train(); }
   const EpochDriver& driver() const { return driver_; }
   const PhaseSeries& phases() const { return phases_; }
   float last_loss() const { return loop_.last_loss(); }
@@ -149,9 +153,11 @@ class DataWorker final : public EpochSteps {
     return data::worker_batches(p_.sharding, data_.set.train.size(), p_.sp.mp.batch, worker_, p_.sp.workers,
                                 p_.sp.mp.seed, static_cast<std::uint64_t>(epoch), p_.shuffle);
   }
-  // A stop signal: allreduce schemes agree at every step boundary; parameter servers have agreed
-  // when the last reply said so (Exchange::stop_agreed).
-  bool stop_before_step() override { return allreduce_ && stop_requested_anywhere(workers_); }
+  // A stop signal or a failed data file: allreduce schemes agree at every step boundary; parameter
+  // servers have agreed when the last reply said so (Exchange::stop_agreed).
+  StopCause stop_before_step(bool storage_failed) override {
+    return allreduce_ ? stop_cause_anywhere(workers_, storage_failed) : StopCause::None;
+  }
   void before_epoch(int epoch) override;
   void before_step() override { sync_.before_step(); }  // synchronous schemes: iterations start together
   Tally step(const data::Batch& b, double waited, std::int64_t done, EpochSeries& series) override;
@@ -197,6 +203,7 @@ class DataWorker final : public EpochSteps {
   ExchangeSync sync_;
   TrainingLoop loop_;
   PhaseSeries phases_;
+  std::atomic<bool>& storage_failed_;
   double resident_ = 0, drop_s_ = 0;
   double made_s_ = 0;
   std::size_t made_batches_ = 0;
@@ -219,6 +226,7 @@ void DataWorker::before_epoch(int) {
 }
 
 EpochSteps::Tally DataWorker::step(const data::Batch& b, double waited, std::int64_t, EpochSeries&) {
+  if (!b.storage_error.empty()) storage_failed_ = true;  // before this step's push asks it
   StepResult r = loop_.step(net_, {b.images.data(), b.labels.data(), b.size});
   r.times.load += waited;  // the file reads and decoding (no prefetch)
   r.times.total += waited;
@@ -385,7 +393,11 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   if (done >= p.total_steps() && resume)
     throw RuntimeError(p.checkpoint + ": a checkpoint after step " + std::to_string(done) + " of a training of " +
                        std::to_string(p.total_steps()));
+  // A worker's data files failed: its next push asks the parameter servers to stop (declared
+  // before the exchange, which asks it).
+  std::atomic<bool> storage_failed{false};
   ExchangeSetup setup = exchange_setup(sp, graph, buckets, *backend, comm);
+  setup.stop_signalled = [&storage_failed] { return stop_signal() != 0 || storage_failed.load(); };
   setup.steps = static_cast<std::int64_t>(p.total_steps() - done);  // what the servers serve from here
   if (resume) {
     resumed_state.optimizer = resume->optimizer;
@@ -400,9 +412,12 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   std::string digest;
   DataWorker::DataFigures figures;
   int resumed_epochs = 0;
+  std::string storage;  // what failed, on the workers whose files failed
   if (exchange->is_worker()) {
-    DataWorker worker(p, data, *backend, graph, buckets, *exchange, resume ? &*resume : nullptr);
-    t.interrupted = worker.train();
+    DataWorker worker(p, data, *backend, graph, buckets, *exchange, resume ? &*resume : nullptr, storage_failed);
+    const TrainingEnd end = worker.train();
+    t.interrupted = end.signal;
+    storage = end.storage;
     t.phases = worker.phases();
     t.last_loss = worker.last_loss();
     t.diverged = worker.divergence();
@@ -417,8 +432,10 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   } else {
     exchange->serve();
   }
-  // A stop signal ends the point on every rank (servers included) once the workers have stopped:
-  // Interrupted, after a checkpoint when there are checkpoints (the runner keeps the journal).
+  // A failed data file, then a stop signal, ends the point on every rank (servers included) once
+  // the workers have stopped: Interrupted, with the failed file's worker speaking for the point,
+  // after a checkpoint when a signal stopped it with checkpoints (the runner keeps the journal).
+  agree_on_failure(comm, storage.empty() ? PointError{} : PointError{PointStatus::Interrupted, storage});
   agree_on_failure(comm, t.interrupted.empty() ? PointError{} : PointError{PointStatus::Interrupted, t.interrupted});
   reads = gather_file_reads(reads, comm);
   agree_on_failure(comm, t.diverged.empty() ? PointError{} : PointError{PointStatus::Diverged, t.diverged});

@@ -12,6 +12,9 @@
 #   ps-sync: SIGUSR1 to worker 1 -> the servers end every worker after the same step, exit 75;
 #   ps-async, 3 workers + 1 server: killed in the second epoch, resumed from the first epoch's end
 #     (asynchronous updates are not reproducible, so: the run completes, 3 epochs, status ok).
+# A data file that shrinks under a running epoch (a rank is stopped at step 8 while the test cuts
+# the image file in half, then continued), for ring and ps-sync: ONE line naming the file, exit 1,
+# the journal and its checkpoint kept; with the file back, --resume is bit-identical again.
 # And the refusals: step checkpoints with ps-async, checkpoints without --data.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 error_lines='^hpcnn-'
@@ -72,6 +75,43 @@ interrupt ps-async 4 kill kill,iteration,9,0 -- --exchange ps-async --ps-servers
 got=$(field "$out/ps-async" resumed_epochs,resumed_steps,epochs_done,status)
 [ "$got" = "1,6,3,ok" ] || { echo "FAIL: ps-async: resumed_epochs,resumed_steps,epochs_done,status = $got"; fail=1; }
 ./tests/result_checker "$(ls "$out"/ps-async/*.h5)" || { echo "FAIL: ps-async: result_checker"; fail=1; }
+
+# shrink NAME NP -- OPTIONS...: the run of `interrupt`, with the image file cut while rank 1 is stopped.
+shrink() {
+  local name=$1 np=$2 pid="" got i lines; shift 3
+  local images=$out/idx-$name/train-images-idx3-ubyte
+  cp -r "$out/idx" "$out/idx-$name"
+  local opts=("${common[@]}")
+  opts[1]=$out/idx-$name  # common's --data
+  run timeout 300 $MPIRUN -np "$np" ./hpcnn-scale "${opts[@]}" "$@" --output "$out/$name-full" --run-id full
+  HPCNN_TEST_FAULT=stop,iteration,8,1 timeout 300 $MPIRUN -np "$np" ./hpcnn-scale "${opts[@]}" "$@" \
+    --output "$out/$name" --run-id cut >"$out/$name.log" 2>&1 &
+  local job=$!
+  for ((i = 0; i < 600; i++)); do
+    for p in $(pgrep -f -- "--output $out/$name " 2>/dev/null); do
+      [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && pid=$p
+    done
+    [ -z "$pid" ] || break
+    sleep 0.1
+  done
+  cp "$images" "$out/$name.images"
+  truncate -s 100000 "$images"
+  [ -n "$pid" ] && kill -CONT "$pid" || { echo "FAIL: $name: rank 1 never stopped at step 8"; fail=1; }
+  wait "$job"
+  got=$?
+  lines=$(grep -c '^hpcnn-' "$out/$name.log")
+  [ $got = 1 ] && [ "$lines" = 1 ] && grep -q "^hpcnn-scale: stopped: rank [0-9]*: $images: .*continue with --run-id cut --resume once the files are back (exit 1)" "$out/$name.log" ||
+    { echo "FAIL: $name: a file cut under the epoch exited $got with $lines lines of hpcnn:"; cat "$out/$name.log"; fail=1; }
+  [ -e "$out/$name/.hpcnn-scale-cut.journal/ckpt-000000.bin" ] || { echo "FAIL: $name: no checkpoint kept"; fail=1; }
+  cp "$out/$name.images" "$images"
+  run timeout 300 $MPIRUN -np "$np" ./hpcnn-scale "${opts[@]}" "$@" --output "$out/$name" --run-id cut --resume
+}
+shrink shrink-ring 3 -- --exchange ring --checkpoint-every 4 --checkpoint-unit step
+compare shrink-ring "$(field "$out/shrink-ring" resumed_epochs,resumed_steps)"
+[ "$(field "$out/shrink-ring" resumed_steps)" -ge 4 ] || { echo "FAIL: shrink-ring: resumed from step 0"; fail=1; }
+shrink shrink-ps-sync 3 -- --exchange ps-sync --ps-servers 1 --checkpoint-every 4 --checkpoint-unit step
+compare shrink-ps-sync "$(field "$out/shrink-ps-sync" resumed_epochs,resumed_steps)"
+[ "$(field "$out/shrink-ps-sync" resumed_steps)" -ge 4 ] || { echo "FAIL: shrink-ps-sync: resumed from step 0"; fail=1; }
 
 expect_error 2 "--checkpoint-unit step" -- $MPIRUN -np 2 ./hpcnn-scale "${common[@]}" --exchange ps-async --ps-servers 1 \
   --checkpoint-every 2 --checkpoint-unit step

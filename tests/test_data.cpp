@@ -5,6 +5,7 @@
 // Distributed training on real data: worker shards cover every sample once per epoch,
 // whole-set workers draw their own permutations, and samples read from the files at their offsets
 // equal the decoded set, counted.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -616,6 +617,70 @@ TEST(SampleFiles, ReadsEverySampleFromTheFilesAndCountsTheReads) {
     }
     EXPECT_EQ(files.reads() - before, 2 * ds.train.size());
   }
+}
+
+// A data file that shrinks or changes under a running training: the read or the epoch's check
+// says which file and what happened (StorageError), and the loader hands over batches that carry
+// the failure, with zeros from it on, instead of throwing out of the training step.
+TEST(SampleFiles, AFileThatShrinksOrChangesIsAStorageErrorCarriedByTheBatches) {
+  TempDir d;
+  const fs::path idx = fs::path(d.path()) / "idx", images = idx / "train-images-idx3-ubyte";
+  fs::create_directories(idx);
+  write(images.string(), idx_images(8, 28, 28));
+  write((idx / "train-labels-idx1-ubyte").string(), idx_labels(8));
+  write((idx / "t10k-images-idx3-ubyte").string(), idx_images(2, 28, 28));
+  write((idx / "t10k-labels-idx1-ubyte").string(), idx_labels(2));
+  const DataSet ds = load_dataset(idx.string());
+  const std::size_t image = ds.train.image_bytes();
+  const auto says = [](const std::function<void()>& f, const std::vector<std::string>& needles) {
+    try {
+      f();
+      ADD_FAILURE() << "no StorageError for " << needles.front();
+    } catch (const StorageError& e) {
+      for (const std::string& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  };
+  SampleFiles files(ds);
+  Bytes px(image);
+  EXPECT_NO_THROW(files.check_unchanged());
+  PipelineOptions o;
+  o.prefetch = 0;
+  o.files = &files;
+  BatchLoader loader(ds.train, channel_stats(ds.train), o);
+  loader.start_epoch(1, {{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 2, 3}});
+  const Batch whole = loader.next(nullptr);
+  EXPECT_TRUE(whole.storage_error.empty()) << whole.storage_error;
+
+  fs::resize_file(images, 16 + 4 * image);  // samples 4-7 are gone
+  files.read(3, px.data());
+  says([&] { files.read(5, px.data()); },
+       {images.string(), "sample 5", "past the end", std::to_string(16 + 4 * image) + " bytes"});
+  says([&] { files.check_unchanged(); }, {images.string(), "changed size", std::to_string(16 + 8 * image)});
+
+  // Batch 1 (samples 4-7) fails at its first sample and is zeros; batch 2 (0-3 again) is not
+  // read any more, and carries the failure too.
+  const std::uint64_t before = files.reads();
+  const Batch cut = loader.next(nullptr), after = loader.next(nullptr);
+  EXPECT_EQ(files.reads(), before);
+  EXPECT_NE(cut.storage_error.find(images.string()), std::string::npos) << cut.storage_error;
+  EXPECT_EQ(after.storage_error, cut.storage_error);
+  EXPECT_TRUE(std::all_of(cut.images.begin(), cut.images.end(), [](float v) { return v == 0.0f; }));
+  EXPECT_TRUE(std::all_of(after.images.begin(), after.images.end(), [](float v) { return v == 0.0f; }));
+  EXPECT_EQ(cut.labels.size(), 4u);
+
+  // A new epoch's first batch checks the files: a file rewritten to its old size is caught there.
+  write(images.string(), idx_images(8, 28, 28));
+  SampleFiles fresh(ds);
+  o.files = &fresh;
+  o.prefetch = 1;
+  BatchLoader checked(ds.train, channel_stats(ds.train), o);
+  checked.start_epoch(0, {{0, 1}});
+  EXPECT_TRUE(checked.next(nullptr).storage_error.empty());
+  struct timespec later[2] = {{0, UTIME_OMIT}, {1, 0}};  // the modification time moves, the size stays
+  ASSERT_EQ(utimensat(AT_FDCWD, images.c_str(), later, 0), 0);
+  checked.start_epoch(1, {{0, 1}});
+  const Batch b = checked.next(nullptr);
+  EXPECT_NE(b.storage_error.find("rewritten during the run"), std::string::npos) << b.storage_error;
 }
 
 // A gzip set is decompressed once into an unnamed scratch copy: the samples read from it are the

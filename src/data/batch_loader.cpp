@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "base/errors.hpp"
 #include "base/rng.hpp"
@@ -112,16 +113,28 @@ void BatchLoader::decode(std::uint32_t index, std::uint64_t epoch, float* out) {
   }
 }
 
-Batch BatchLoader::make_batch(std::uint64_t epoch, const std::vector<std::uint32_t>& indices) {
+Batch BatchLoader::make_batch(std::uint64_t epoch, const std::vector<std::uint32_t>& indices, bool check_files) {
   const auto t0 = std::chrono::steady_clock::now();
   Batch b;
   b.size = static_cast<int>(indices.size());
   b.images.resize(indices.size() * sample_floats());
   b.labels.resize(indices.size());
-  for (std::size_t i = 0; i < indices.size(); ++i) {
-    decode(indices[i], epoch, b.images.data() + i * sample_floats());
-    b.labels[i] = set_.labels[indices[i]];
+  try {
+    if (check_files && options_.files && files_failure_.empty()) options_.files->check_unchanged();
+  } catch (const StorageError& e) {
+    files_failure_ = e.what();
   }
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    b.labels[i] = set_.labels[indices[i]];
+    const bool from_files = options_.files && !(options_.cache && cached_[indices[i]]);
+    if (from_files && !files_failure_.empty()) continue;  // zeros: the training stops at the next step
+    try {
+      decode(indices[i], epoch, b.images.data() + i * sample_floats());
+    } catch (const StorageError& e) {
+      files_failure_ = e.what();
+    }
+  }
+  b.storage_error = files_failure_;
   b.made_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return b;
 }
@@ -137,6 +150,7 @@ void BatchLoader::start_epoch(std::uint64_t epoch, std::vector<std::vector<std::
     ++generation_;
     produced_ = taken_ = 0;
     ready_.clear();
+    check_files_ = true;
   }
   changed_.notify_all();
 }
@@ -150,11 +164,12 @@ void BatchLoader::produce() {
     if (stop_) return;
     const std::uint64_t generation = generation_, epoch = epoch_;
     const std::vector<std::uint32_t> indices = batches_[produced_];
+    const bool check = std::exchange(check_files_, false);
     lock.unlock();
     Batch b;
     try {
-      b = make_batch(epoch, indices);  // the cache is touched by this thread only
-    } catch (...) {  // a file read failed: next() rethrows it in the consumer
+      b = make_batch(epoch, indices, check);  // the cache is touched by this thread only
+    } catch (...) {  // next() rethrows it in the consumer
       lock.lock();
       error_ = std::current_exception();
       changed_.notify_all();
@@ -173,7 +188,7 @@ Batch BatchLoader::next(double* waited_s) {
   Batch b;
   if (options_.prefetch <= 0) {
     if (taken_ >= batches_.size()) throw std::logic_error("BatchLoader::next past the end of the epoch");
-    b = make_batch(epoch_, batches_[taken_++]);
+    b = make_batch(epoch_, batches_[taken_++], std::exchange(check_files_, false));
   } else {
     std::unique_lock<std::mutex> lock(mutex_);
     if (taken_ >= batches_.size()) throw std::logic_error("BatchLoader::next past the end of the epoch");

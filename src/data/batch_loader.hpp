@@ -12,6 +12,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct Batch {
   double made_s = 0;                  // the seconds reading (from the files) and decoding it took
   std::vector<float> images;          // size x C x S x S
   std::vector<std::int32_t> labels;   // size
+  // A data file failed (StorageError's message): this batch's samples from the failure on are
+  // zeros, and so is every later batch's (the loader stops reading). The training must stop.
+  std::string storage_error;
 };
 
 class BatchLoader {
@@ -58,7 +62,8 @@ class BatchLoader {
   std::size_t sample_floats() const { return std::size_t(set_.channels) * size_ * size_; }
 
   // Starts an epoch: the batches (sample indices, see sampler.hpp) are decoded in order. Any
-  // batches of a previous epoch not yet taken are dropped.
+  // batches of a previous epoch not yet taken are dropped. Reading from files, the epoch's first
+  // batch checks first that they did not change (SampleFiles::check_unchanged).
   void start_epoch(std::uint64_t epoch, std::vector<std::vector<std::uint32_t>> batches);
   // The next batch of the epoch; *waited_s gets the seconds this call blocked (or decoded, without
   // prefetch). Throws std::logic_error past the epoch's last batch.
@@ -72,7 +77,9 @@ class BatchLoader {
 
  private:
   void produce();  // background thread
-  Batch make_batch(std::uint64_t epoch, const std::vector<std::uint32_t>& indices);
+  // check_files: the epoch's first batch. Called by one thread only: the background thread with
+  // prefetch, the consumer without.
+  Batch make_batch(std::uint64_t epoch, const std::vector<std::uint32_t>& indices, bool check_files);
 
   const ImageSet& set_;
   Normalization norm_;
@@ -81,15 +88,17 @@ class BatchLoader {
   std::vector<float> background_;   // normalized value of a zero pixel, per channel
   std::vector<float> cache_;        // decoded, un-augmented samples (cache)
   std::vector<bool> cached_;
+  std::string files_failure_;       // the first StorageError: nothing is read after it (make_batch's thread)
 
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::vector<std::uint32_t>> batches_;
   std::uint64_t epoch_ = 0, generation_ = 0;
+  bool check_files_ = false;        // the next batch made is an epoch's first
   std::size_t produced_ = 0, taken_ = 0;
   std::deque<Batch> ready_;
   bool stop_ = false;
-  std::exception_ptr error_;  // what ended the background thread (a failed file read)
+  std::exception_ptr error_;  // what ended the background thread
   std::thread thread_;
 };
 

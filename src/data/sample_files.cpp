@@ -23,6 +23,10 @@ std::uint64_t file_size(int fd) {
   return fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
+std::int64_t modified_ns(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 // Complete samples in a file of `size` bytes whose sample k sits at offset + k * stride.
 std::size_t samples_in(std::uint64_t size, std::uint64_t offset, std::uint64_t stride, std::size_t image_bytes) {
   if (size < offset + image_bytes) return 0;
@@ -124,7 +128,11 @@ void SampleFiles::open_part(const std::string& path, std::size_t wanted, std::ui
   parts_.push_back(p);  // closed by the destructor from here on
   Part& part = parts_.back();
   part.first = samples_;
-  part.count = std::min(wanted, samples_in(file_size(part.fd), offset, stride, image_bytes_));
+  struct stat st {};
+  if (fstat(part.fd, &st) != 0) throw RuntimeError(path + ": " + std::strerror(errno));
+  part.size = static_cast<std::uint64_t>(st.st_size);
+  part.mtime_ns = modified_ns(st);
+  part.count = std::min(wanted, samples_in(part.size, offset, stride, image_bytes_));
   part.offset = offset;
   part.stride = stride;
   samples_ += part.count;
@@ -181,9 +189,13 @@ void SampleFiles::read(std::size_t index, std::uint8_t* pixels) const {
     while (done < image_bytes_) {
       const ssize_t got = pread(p.fd, pixels + done, image_bytes_ - done, static_cast<off_t>(at + done));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0)
-        throw RuntimeError(p.path + ": short read of sample " + std::to_string(index - p.first) + " at byte " +
-                           std::to_string(at) + (got < 0 ? std::string(": ") + std::strerror(errno) : " (file shrank?)"));
+      if (got < 0)
+        throw StorageError(p.path + ": reading sample " + std::to_string(index - p.first) + " at byte " +
+                           std::to_string(at) + " failed: " + std::strerror(errno));
+      if (got == 0)
+        throw StorageError(p.path + ": sample " + std::to_string(index - p.first) + " at byte " + std::to_string(at) +
+                           " is past the end: the file has " + std::to_string(file_size(p.fd)) + " bytes, " +
+                           std::to_string(p.size) + " when it was opened");
       done += static_cast<std::size_t>(got);
     }
     reads_.fetch_add(1);
@@ -192,6 +204,19 @@ void SampleFiles::read(std::size_t index, std::uint8_t* pixels) const {
   }
   throw RuntimeError("training sample " + std::to_string(index) + " is not in the files (" + std::to_string(samples_) +
                      " samples)");
+}
+
+void SampleFiles::check_unchanged() const {
+  for (const Part& p : parts_) {
+    if (p.copy) continue;
+    struct stat st {};
+    if (fstat(p.fd, &st) != 0) throw StorageError(p.path + ": cannot be asked for its size: " + std::strerror(errno));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size != p.size)
+      throw StorageError(p.path + ": changed size during the run: " + std::to_string(p.size) + " bytes when opened, " +
+                         std::to_string(size) + " now");
+    if (modified_ns(st) != p.mtime_ns) throw StorageError(p.path + ": rewritten during the run (its modification time changed)");
+  }
 }
 
 }  // namespace hpcnn::data

@@ -13,10 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.hpp"
 #include "data/dataset.hpp"
 #include "data/page_cache.hpp"
 
 namespace hpcnn::data {
+
+// A data file that failed under a running training: a read that failed or came back short (the
+// file shrank, its file system went away), or a file that changed between epochs. The message
+// names the file and what happened; the training stops at the next step boundary on every rank
+// (suites/epoch_driver.hpp), and --resume continues from its last checkpoint once the files are back.
+struct StorageError : RuntimeError {
+  using RuntimeError::RuntimeError;
+};
 
 class SampleFiles {
  public:
@@ -40,8 +49,13 @@ class SampleFiles {
 
   std::size_t size() const { return samples_; }
   // The image_bytes() pixel bytes of training sample `index` (planar C x H x W), one pread.
-  // RuntimeError("FILE: short read ...") when the file shrank since it was loaded.
+  // StorageError naming the file when the read fails or comes back short.
   void read(std::size_t index, std::uint8_t* pixels) const;
+  // StorageError naming the first file (not a decompressed copy, which is this process's own)
+  // whose size or modification time is no longer what it was when it was opened, or that can no
+  // longer be asked. Once per epoch: a file rewritten in place would otherwise be read half old,
+  // half new.
+  void check_unchanged() const;
 
   // The page cache's share of the files samples are read from (of the decompressed copies, for
   // gzip files).
@@ -65,6 +79,8 @@ class SampleFiles {
     bool copy = false;  // fd is a decompressed copy of the gzip file `path`
     std::size_t first = 0, count = 0;
     std::uint64_t offset = 0, stride = 0;
+    std::uint64_t size = 0;   // bytes when opened
+    std::int64_t mtime_ns = 0;  // modification time when opened
   };
   // Opens `path` (or its decompressed copy) and takes up to `wanted` samples from it, as many as it
   // holds.

@@ -342,7 +342,8 @@ void maybe_kill_for_test(std::size_t journaled) { inject_kill_after("POINTS", st
 struct SweepState {
   std::map<PointStatus, int> tally;
   std::size_t written = 0, total = 0;
-  bool interrupted = false;
+  bool interrupted = false;  // by a stop signal, or by a point's data files (stop_reason)
+  std::string stop_reason;   // the interrupted point's reason (rank 0)
 };
 
 // A point whose timed iterations include outliers (a paused rank) is kept, but not silently: a
@@ -418,6 +419,7 @@ SweepState run_points(const SuiteDef& suite, const Options& o, RunFiles& f, cons
       } catch (const PointFailure& e) {  // thrown on every rank together: record it, go on
         if (e.status == PointStatus::Interrupted) {
           st.interrupted = true;
+          st.stop_reason = e.what();
           break;
         }
         point = ResultPoint{};
@@ -469,17 +471,22 @@ int finish_run(const SuiteDef& suite, const Options& o, RunFiles& f, SweepState&
     for (PointStatus s : {PointStatus::Ok, PointStatus::Failed, PointStatus::Diverged, PointStatus::Skipped})
       if (st.tally.count(s)) line.append(line.empty() ? "" : ", ").append(std::to_string(st.tally[s])).append(" ").append(status_name(s));
     if (!quiet) std::printf("points: %s\nresults: %s\n", line.empty() ? "none" : line.c_str(), path.c_str());
-    if (st.interrupted)
+    if (st.interrupted && signal != 0)
       std::fprintf(stderr,
                    "%s: interrupted by signal %d after %zu of %zu points: they are in %s; continue with --run-id %s "
                    "--resume (exit %d)\n",
                    suite.program, signal, st.written, st.total, path.c_str(), f.run_id.c_str(), kExitInterrupted);
+    else if (st.interrupted)  // no signal: a point's data files failed (suites/epoch_driver.hpp)
+      std::fprintf(stderr,
+                   "%s: stopped: %s; the %zu of %zu points before it are in %s; continue with --run-id %s --resume "
+                   "once the files are back (exit 1)\n",
+                   suite.program, st.stop_reason.c_str(), st.written, st.total, path.c_str(), f.run_id.c_str());
   }
   int interrupted = st.interrupted ? 1 : 0;
   const activity::WaitScope waiting("result-file commit on rank 0");
   MPI_Bcast(&interrupted, 1, MPI_INT, 0, comm);
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
-  if (interrupted) return kExitInterrupted;
+  if (interrupted) return signal != 0 ? kExitInterrupted : 1;
   return failed > 0 ? 1 : 0;
 }
 
