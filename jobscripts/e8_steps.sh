@@ -26,7 +26,7 @@
 OUT=${OUT:-results/e8}
 WORKERS=${WORKERS:-3}
 MODELS=${MODELS:-lenet5,alexnet,resnet18,resnet50}
-e8_columns=model,dataset,exchange,workers,cache,storage,sharding,load_s,load_work_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,data_cache_mib,peak_rss_mib
+e8_columns=model,dataset,exchange,workers,cache,data_fs,storage,sharding,load_s,load_work_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,data_cache_mib,peak_rss_mib
 
 # Is scheme group $1 (allreduce, ps-sync, ps-async) among $SCHEMES?
 e8_wants() { [[ ",${SCHEMES:-allreduce,ps-sync,ps-async}," == *",$1,"* ]]; }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "base/errors.hpp"
+#include "data/page_cache.hpp"
 #include "harness/resources.hpp"
 
 namespace hpcnn {
@@ -75,6 +76,7 @@ data::PipelineOptions real_data_pipeline(const ModelPoint& mp, bool cache, int p
 
 void set_data_set_fields(Record& r, const LoadedData& data) {
   r.set("data_dir", data.set.dir);
+  r.set("data_fs", data::file_system_type(data.set.dir));
   r.set("data_format", data.set.format);
   r.set("train_size", static_cast<std::int64_t>(data.set.train.size()));
   r.set("test_size", static_cast<std::int64_t>(data.set.test.size()));

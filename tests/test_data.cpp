@@ -818,6 +818,26 @@ TEST(PageCache, DroppedFilesAreReadFromTheStorageAndTmpfsIsRefused) {
 // Hostile input: a set that cannot fit in the memory the node has is refused before it
 // is decoded, naming the file and the sizes; a header that declares more than the file holds is
 // refused whatever the limit.
+// The data folder's file system, as the record names it: the longest mount point above the folder's
+// real path (escaped names decoded, a later mount over the same point wins), FUSE's subtype kept.
+TEST(PageCache, TheDataFoldersFileSystemIsTheLongestMountAboveIt) {
+  TempDir d;
+  const std::string base = fs::canonical(d.path()).string();
+  fs::create_directories(base + "/net data/idx");
+  fs::create_directories(base + "/netdata2");
+  const std::string table = base + "/mountinfo";
+  std::ofstream(table) << "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+                        << "40 22 0:50 / " << base << "/net\\040data rw,nosuid - fuse.sshfs host:/export rw,user_id=0\n"
+                        << "41 22 0:51 / " << base << "/netdata2 rw - tmpfs tmpfs rw\n"
+                        << "42 41 0:52 / " << base << "/netdata2 rw master:7 - nfs4 server:/x rw\n";
+  EXPECT_EQ(file_system_type(base + "/net data/idx", table), "fuse.sshfs");
+  EXPECT_EQ(file_system_type(base + "/net data/../netdata2", table), "nfs4");
+  EXPECT_EQ(file_system_type(base, table), "ext4");
+  EXPECT_EQ(file_system_type(base + "/missing", table), "");
+  EXPECT_EQ(file_system_type(base, base + "/no-such-table"), "");
+  EXPECT_FALSE(file_system_type(base).empty());  // this process's own table names /tmp's
+}
+
 TEST(HostileData, SetLargerThanTheMemoryLimitIsRefusedBeforeDecoding) {
   TempDir d;
   write(d.file("i"), idx_images(10, 28, 28));  // 7840 pixel bytes, 7856 file bytes

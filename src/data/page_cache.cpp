@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "base/errors.hpp"
@@ -70,6 +73,55 @@ std::string file_system_name(int fd) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "file system 0x%lx", static_cast<unsigned long>(fs.f_type));
   return hex;
+}
+
+namespace {
+
+// A mount point as mountinfo writes it: space, tab, newline and backslash as \ooo octal escapes.
+std::string unescape_mount_point(const std::string& field) {
+  std::string out;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    const std::string octal = field.substr(i + 1, 3);
+    if (field[i] == '\\' && octal.size() == 3 && octal.find_first_not_of("01234567") == std::string::npos) {
+      out += static_cast<char>(std::stoi(octal, nullptr, 8));
+      i += 3;
+      continue;
+    }
+    out += field[i];
+  }
+  return out;
+}
+
+// Is `dir` (a mount point) `path` itself or a folder above it?
+bool contains(const std::string& dir, const std::string& path) {
+  if (dir == "/") return true;
+  return path.compare(0, dir.size(), dir) == 0 && (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+}  // namespace
+
+std::string file_system_type(const std::string& path, const std::string& mountinfo) {
+  std::error_code ec;
+  const std::string real = std::filesystem::canonical(path, ec).string();
+  if (ec) return "";
+  std::ifstream in(mountinfo);
+  std::string line, best_dir, best_type;
+  // ID PARENT MAJOR:MINOR ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS;
+  // later lines mount over earlier ones at the same point.
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point, word;
+    if (!(fields >> id >> parent >> device >> root >> point)) continue;
+    while (fields >> word && word != "-") {}
+    std::string type;
+    if (word != "-" || !(fields >> type)) continue;
+    const std::string dir = unescape_mount_point(point);
+    if (contains(dir, real) && dir.size() >= best_dir.size()) {
+      best_dir = dir;
+      best_type = type;
+    }
+  }
+  return best_type;
 }
 
 }  // namespace hpcnn::data

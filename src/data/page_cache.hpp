@@ -37,4 +37,10 @@ constexpr double kColdResidentLimit = 0.05;
 // The file system type of `fd` for messages: "tmpfs", "ext2/3/4", ... or its magic number in hex.
 std::string file_system_name(int fd);
 
+// The type of the file system `path` is on, as this process's mount table names it ("ext4",
+// "nfs4", "lustre", "gpfs", "fuse.sshfs"): that of the mount whose mount point is the longest
+// prefix of the path's real path, so a FUSE file system says which one. "" when it cannot be told.
+// `mountinfo`: the table to read (tests).
+std::string file_system_type(const std::string& path, const std::string& mountinfo = "/proc/self/mountinfo");
+
 }  // namespace hpcnn::data

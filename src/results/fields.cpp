@@ -143,6 +143,7 @@ const std::vector<Field>& fields() {
       {"mem_max_mib",     F, "MiB",      "%.1f",   "largest resident memory sample during the timed iterations, rank 0", Figure, ""},
       // real data and accuracy
       {"data_dir",        S, "",         "%s",     "directory the real data set was read from (--data)", Setting, ""},
+      {"data_fs",         S, "",         "%s",     "file system type of the --data folder in rank 0's mount table: local (ext4, xfs), network (nfs4, lustre, gpfs, fuse.sshfs) or memory (tmpfs)", Setting, ""},
       {"data_format",     S, "",         "%s",     "idx | cifar10-bin | cifar100-bin", Setting, ""},
       {"train_size",      I, "",         "%lld",   "training images used per epoch, all ranks together", Setting, ""},
       {"test_size",       I, "",         "%lld",   "test images evaluated", Setting, ""},

@@ -182,7 +182,7 @@ const std::vector<TablePreset>& table_presets() {
       // distributed training on real data: experiment E8's table (docs/EXPERIMENTS.md) (per model and scheme the
       // median phases of a step, cached or read from the files) and the convergence per epoch and
       // training time, one curve per exchange and worker count (--plot: accuracy vs epoch and vs time)
-      {"e8", "model,dataset,exchange,workers,cache,storage,sharding,load_s,load_work_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,data_cache_mib,peak_rss_mib,status",
+      {"e8", "model,dataset,exchange,workers,cache,data_fs,storage,sharding,load_s,load_work_s,forward_s,backward_s,comm_wait_s,update_s,iter_median_s,epoch_s,test_acc,staleness_mean,data_cache_mib,peak_rss_mib,status",
        "hpcnn-scale --data: median load, forward, backward, communication wait and update per step by model, scheme and loading (E8, allreduce against parameter server on real data: ref. [4] Figs 3-9, Table V)",
        nullptr, plot_breakdown},
       {"convergence", "model,dataset,exchange,sharding,cache,storage,workers,batch,global_batch,epoch,train_time_s,train_acc,test_acc,staleness_mean,epoch_s,test_s,target_accuracy,epochs_to_accuracy,time_to_accuracy_s,status",

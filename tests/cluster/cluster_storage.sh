@@ -5,9 +5,9 @@
 # mounts it with sshfs (FUSE) in its own mount namespace, as cluster nodes mount a site's shared
 # file system; n5's link is shaped to 100 mbit (tc), so the file server's network is the storage.
 #  - jobscripts/e8_slurm.sh, unchanged, with DATASETS on the mount (LeNet-5, 1 epoch, cached,
-#    files and cold, every scheme): every point ok; the uncached points counted their reads, the
-#    cold ones found at most 5 % of the files in the page cache before an epoch; the file server
-#    sent at least the cold points' bytes over its link;
+#    files and cold, every scheme): every point ok and says its data was on fuse.sshfs; the
+#    uncached points counted their reads, the cold ones found at most 5 % of the files in the page
+#    cache before an epoch; the file server sent at least the cold points' bytes over its link;
 #  - hpcnn-scale (ring on 3 hosts, cold reads, a checkpoint every 4 steps): rank 1 stopped at step
 #    8 while the file server stops (its sshd and sessions killed: the mounts answer "Transport
 #    endpoint is not connected"), then continued: the job ends with exit 1 and ONE line of hpcnn
@@ -102,6 +102,8 @@ if wait_job "$id" 600; then
              "$e8/out" 2>/dev/null | tail -n +2)
   echo "E8 points (exchange,storage,cache,status,file_reads,page_cache_resident,workers):"; echo "$points" | sed 's/^/  /'
   check "E8 over sshfs: 12 points, all ok" test "$(grep -c ',ok,' <<<"$points")" = 12
+  check "E8 over sshfs: every point says its data was on fuse.sshfs (data_fs)" \
+    test "$("$build/hpcnn-summary" --format csv --columns data_fs "$e8/out" | tail -n +2 | sort -u)" = fuse.sshfs
   check "E8 over sshfs: every uncached point counted its reads" \
     awk -F, '$3 == 0 && $5 + 0 <= 0 { bad = 1 } END { exit bad }' <<<"$points"
   check "E8 over sshfs: the cold points found <= 5 % in the page cache" \
