@@ -338,6 +338,18 @@ void add_data_arrays(ResultPoint& out, const EpochSeries& e) {
   out.arrays.push_back(epoch_array("epoch_wall_s", e.wall));
 }
 
+// How the workers read their data: the storage setting and what loading cost (largest over the workers).
+void set_loading_fields(Record& r, const DataPoint& p, const DataWorker::DataFigures& figures) {
+  r.set("storage", std::string(p.cold ? "cold" : "warm"));
+  r.set("load_work_s", figures.load_work_s);
+  r.set("data_set_mib", figures.set_bytes / (1024.0 * 1024.0));
+  r.set("data_cache_mib", figures.cache_bytes / (1024.0 * 1024.0));
+  if (!p.cache) {
+    r.set("page_cache_resident", figures.resident);
+    if (p.cold) r.set("page_drop_s", figures.drop_s);
+  }
+}
+
 }  // namespace
 
 std::vector<OptionSpec> scale_data_options() {
@@ -467,14 +479,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), -1);
   set_data_point_fields(r, p, data, epochs);
   set_file_read_fields(r, reads, p.cache);
-  r.set("storage", std::string(p.cold ? "cold" : "warm"));
-  r.set("load_work_s", figures.load_work_s);
-  r.set("data_set_mib", figures.set_bytes / (1024.0 * 1024.0));
-  r.set("data_cache_mib", figures.cache_bytes / (1024.0 * 1024.0));
-  if (!p.cache) {
-    r.set("page_cache_resident", figures.resident);
-    if (p.cold) r.set("page_drop_s", figures.drop_s);
-  }
+  set_loading_fields(r, p, figures);
   r.set("checkpoint_every", static_cast<std::int64_t>(p.checkpoint_every));
   r.set("checkpoint_unit", std::string(p.checkpoint_steps ? "step" : "epoch"));
   r.set("resumed_epochs", std::int64_t{resumed_epochs});

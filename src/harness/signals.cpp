@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <initializer_list>
@@ -12,15 +13,22 @@ namespace hpcnn {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
-char g_partial[4096] = {};
+// The handler may run on any thread that does not block the signal (Open MPI's progress thread
+// among them), not only by interrupting the main one: lock-free atomics, which a handler may use
+// and every thread sees in order.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<const char*>::is_always_lock_free);
+// The partial file's path: written into the buffer not in use, then published.
+char g_partial[2][4096] = {};
+std::atomic<const char*> g_partial_path{""};
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_signal != 0) {  // the second one: leave now, and leave no partial file
-    if (g_partial[0] != '\0') unlink(g_partial);
+  int none = 0;
+  if (!g_signal.compare_exchange_strong(none, sig)) {  // the second one: leave now, and leave no partial file
+    const char* partial = g_partial_path.load();
+    if (partial[0] != '\0') unlink(partial);
     _exit(128 + sig);
   }
-  g_signal = sig;
 }
 
 }  // namespace
@@ -33,12 +41,12 @@ void install_stop_handlers() {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaction(sig, &sa, nullptr);
 }
 
-int stop_signal() { return g_signal; }
+int stop_signal() { return g_signal.load(); }
 
 bool stop_requested_anywhere(MPI_Comm comm) {
   int size = 1;
   if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
-  int mine = g_signal != 0 ? 1 : 0;
+  int mine = g_signal.load() != 0 ? 1 : 0;
   if (size <= 1) return mine != 0;
   int any = 0;
   const activity::WaitScope waiting("stop-signal agreement");
@@ -49,11 +57,10 @@ bool stop_requested_anywhere(MPI_Comm comm) {
 void set_partial_file(const char* path) {
   if (!path) path = "";
   const std::size_t n = std::strlen(path);
-  if (n >= sizeof g_partial) return;  // too long to keep: a second signal leaves it
-  g_partial[0] = '\0';                // never half a path in the buffer
-  std::memcpy(g_partial + 1, path + (n ? 1 : 0), n ? n - 1 : 0);
-  g_partial[n] = '\0';
-  g_partial[0] = n ? path[0] : '\0';
+  if (n >= sizeof g_partial[0]) return;  // too long to keep: a second signal leaves it
+  char* spare = g_partial_path.load() == g_partial[0] ? g_partial[1] : g_partial[0];
+  std::memcpy(spare, path, n + 1);
+  g_partial_path.store(n ? spare : "");
 }
 
 }  // namespace hpcnn
