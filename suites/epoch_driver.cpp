@@ -8,7 +8,6 @@
 #include "base/activity.hpp"
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
-#include "harness/signals.hpp"
 #include "suites/real_data.hpp"
 
 namespace hpcnn {
@@ -33,17 +32,6 @@ std::vector<T> gather_to_root(const std::vector<T>& mine, MPI_Datatype type, int
 }
 
 }  // namespace
-
-StopCause stop_cause_anywhere(MPI_Comm comm, bool storage_failed) {
-  int size = 1;
-  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
-  int cause = static_cast<int>(storage_failed ? StopCause::Storage : stop_signal() != 0 ? StopCause::Signal : StopCause::None);
-  if (size > 1) {
-    const activity::WaitScope waiting("stop agreement");
-    MPI_Allreduce(MPI_IN_PLACE, &cause, 1, MPI_INT, MPI_MAX, comm);
-  }
-  return static_cast<StopCause>(cause);
-}
 
 void EpochPosition::unpack(const double* v) {
   std::copy(v, v + 3, sums);

@@ -18,6 +18,7 @@
 #include "data/batch_loader.hpp"
 #include "engine/optimizer.hpp"
 #include "harness/checkpoint.hpp"
+#include "harness/signals.hpp"
 #include "suites/evaluator.hpp"
 
 namespace hpcnn {
@@ -77,13 +78,6 @@ std::optional<TrainingCheckpoint> read_training_checkpoint(const std::string& fi
 // RuntimeError "FILE: 'NAME' holds GOT values, this point needs WANT" when got != want: the CRC and
 // the settings matched, so a size that still disagrees is another build's model or a forged file.
 void expect_checkpoint_size(const std::string& file, const char* name, std::size_t got, std::size_t want);
-
-// Why the training stops before a step, the strongest first: a data file failed on some rank
-// (data::StorageError), a stop signal, or nothing.
-enum class StopCause { None = 0, Signal = 1, Storage = 2 };
-// Collective over comm (MPI_COMM_NULL or one rank: this process alone): the strongest cause on any
-// rank, this one's being a stop signal or `storage_failed`.
-StopCause stop_cause_anywhere(MPI_Comm comm, bool storage_failed);
 
 // How a training ended: "" in both when it finished (or diverged).
 struct TrainingEnd {

@@ -43,15 +43,17 @@ void install_stop_handlers() {
 
 int stop_signal() { return g_signal.load(); }
 
-bool stop_requested_anywhere(MPI_Comm comm) {
+StopCause stop_cause_anywhere(MPI_Comm comm, bool storage_failed) {
   int size = 1;
   if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
-  int mine = g_signal.load() != 0 ? 1 : 0;
-  if (size <= 1) return mine != 0;
-  int any = 0;
-  const activity::WaitScope waiting("stop-signal agreement");
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-  return any != 0;
+  int cause = static_cast<int>(storage_failed        ? StopCause::Storage
+                               : g_signal.load() != 0 ? StopCause::Signal
+                                                      : StopCause::None);
+  if (size > 1) {
+    const activity::WaitScope waiting("stop-signal agreement");
+    MPI_Allreduce(MPI_IN_PLACE, &cause, 1, MPI_INT, MPI_MAX, comm);
+  }
+  return static_cast<StopCause>(cause);
 }
 
 void set_partial_file(const char* path) {
