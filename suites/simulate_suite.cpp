@@ -69,7 +69,8 @@ std::vector<OptionSpec> simulate_options() {
       {"platform", OptType::String, false, "", "FILE",
        "a SimGrid platform file of the user's own (instead of --topology and the link options): its hosts in order"},
       {"network-model", OptType::Choice, true, "ideal", "LIST",
-       "ideal: a message takes latency + size / bandwidth (SimGrid's CM02 with max-min sharing of links); smpi: with "
+       "ideal: a message takes latency + size / bandwidth (SimGrid's CM02: max-min sharing of links, no "
+       "acknowledgement traffic); smpi: with "
        "SimGrid's SMPI correction factors (fitted on another cluster)",
        "ideal|smpi"},
       {"steps", OptType::Int, false, "2", "N", "timed steps", {}, 1, 1000},
@@ -311,7 +312,15 @@ std::vector<std::string> smpirun_args(const SimPoint& s, const std::string& plat
                                 "--cfg=smpi/shared-malloc:local", "--cfg=smpi/test:0", "--cfg=smpi/iprobe:0",
                                 "--cfg=smpi/grow-injected-times:no", "--cfg=contexts/stack-size:256",
                                 "--cfg=smpi/send-is-detached-thresh:0"};
-  if (s.network_model == "ideal") a.insert(a.end(), {"--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1"});
+  // MPI_Allreduce (hpcnn-allreduce's mpi call) picks its algorithm by size as Open MPI's tuned
+  // component does (SimGrid's default is a reduce, then a broadcast of the whole buffer). Not on one
+  // rank, where SimGrid 3.32's Open MPI collectives send to a rank that does not exist.
+  if (s.ranks > 1) a.push_back("--cfg=smpi/coll-selector:ompi");
+  // ideal: latency + size / bandwidth, and no share of the opposite direction for acknowledgements
+  // (SimGrid's cross-traffic takes 5% of it): a link's bandwidth is what messages get, as measured
+  // with both directions loaded (--fit-link) or as a fabric's data rate is quoted.
+  if (s.network_model == "ideal")
+    a.insert(a.end(), {"--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1", "--cfg=network/crosstraffic:0"});
   a.push_back(rank_program());
   a.push_back(shell_arg("report", report));
   return a;

@@ -30,14 +30,21 @@ if [ -n "$delay" ] && ! cl_have_netem; then
   echo "${0##*/}: this kernel has no netem: $node gets the rate $rate but no delay $delay" >&2
   delay=""
 fi
-# A burst of ~1 ms at the rate (at least 32 KiB), a queue of ~50 ms: tbf's usual sizing.
+# A burst of 1 ms at the rate (at least 16 KiB) and a queue of ~50 ms. The small bucket makes the
+# link send at its rate, as a switch port does: a bucket of 128 KiB lets a message that follows an
+# idle spell through at once (a 64 KiB one took half the time of a loaded link's).
+burst=$(awk -v r="$rate" 'BEGIN {
+  n = r + 0; unit = substr(r, length(n "") + 1)
+  scale["bit"] = 1 / 8; scale["kbit"] = 1e3 / 8; scale["mbit"] = 1e6 / 8; scale["gbit"] = 1e9 / 8
+  scale["bps"] = 1; scale["kbps"] = 1e3; scale["mbps"] = 1e6; scale["gbps"] = 1e9
+  b = n * scale[unit] / 1000; if (b < 16384) b = 16384; printf "%d", b }')
 for side in host node; do
   if [ $side = host ]; then tcx=(tc); dev=$host_dev; else tcx=(tc -n "$ns"); dev=$node_dev; fi
   if [ -n "$delay" ]; then
     "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "$delay"
-    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst 128kb latency 50ms
+    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "${burst}b" latency 50ms
   else
-    "${tcx[@]}" qdisc add dev "$dev" root tbf rate "$rate" burst 128kb latency 50ms
+    "${tcx[@]}" qdisc add dev "$dev" root tbf rate "$rate" burst "${burst}b" latency 50ms
   fi
 done
 echo "$node: $rate${delay:+, delay $delay}"
