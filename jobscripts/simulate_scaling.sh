@@ -11,7 +11,8 @@
 # Under Slurm: sbatch --nodes=2 jobscripts/simulate_scaling.sh (more nodes: MEASURE_NODES).
 # Environment: OUT (results/simulate), MODEL (resnet50), BATCH (64), SCHEMES (mpi,ring,rhd,ps-sync,
 # ps-async), PS_SERVERS (1), MEASURE_NODES ("1 2"), SIM_NODES (1,2,4,...,4096), TOPOLOGY
-# (fat-tree), NETWORK_MODEL (ideal), LINK_GBPS (set: use it instead of fitting the link), ITERS (20).
+# (fat-tree), NETWORK_MODEL (ideal), LINK_GBPS (set: use it instead of fitting the link), LINK_SIZES
+# (the calibration's message sizes, 1K,16K,256K,1M,4M,16M,64M), ITERS (20).
 #SBATCH --nodes=2
 #SBATCH --signal=B:USR1@120
 #SBATCH --requeue
@@ -31,6 +32,7 @@ MEASURE_NODES=${MEASURE_NODES:-1 2}
 SIM_NODES=${SIM_NODES:-1,2,4,8,16,32,64,128,256,512,1024,2048,4096}
 TOPOLOGY=${TOPOLOGY:-fat-tree}
 NETWORK_MODEL=${NETWORK_MODEL:-ideal}
+LINK_SIZES=${LINK_SIZES:-1K,16K,256K,1M,4M,16M,64M}
 ITERS=${ITERS:-20}
 mkdir -p "$OUT/node" "$OUT/network" "$OUT/measured" "$OUT/simulated"
 
@@ -40,7 +42,7 @@ link_args=()
 if [ -n "${LINK_GBPS:-}" ]; then
   link_args=(--link-gbps "$LINK_GBPS")
 else
-  run_on 2 2 "$HPCNN_BIN/hpcnn-allreduce" --exchange ring --sizes 1K,16K,256K,1M,4M,16M,64M --output "$OUT/network"
+  run_on 2 2 "$HPCNN_BIN/hpcnn-allreduce" --exchange ring --sizes "$LINK_SIZES" --output "$OUT/network"
   link_args=(--fit-link "$(ls -t "$OUT"/network/*.h5 | head -n 1)")
 fi
 

@@ -5,7 +5,7 @@
 // MPI_Iallreduce: a binomial-tree reduce to rank 0 followed by a binomial-tree broadcast, each of
 // the whole buffer (libnbc's allred_sched_diss). Its blocking run() (hpcnn-allreduce's call) is
 // SimGrid's MPI_Allreduce, whose algorithm smpirun chooses as Open MPI's tuned component does
-// (--cfg=smpi/coll-selector:ompi). docs/SIMULATION.md says so beside the results.
+// (--cfg=smpi/allreduce:ompi). docs/SIMULATION.md says so beside the results.
 #include "collectives/mpi_allreduce.hpp"
 
 #include "collectives/schedule.hpp"

@@ -313,9 +313,10 @@ std::vector<std::string> smpirun_args(const SimPoint& s, const std::string& plat
                                 "--cfg=smpi/grow-injected-times:no", "--cfg=contexts/stack-size:256",
                                 "--cfg=smpi/send-is-detached-thresh:0"};
   // MPI_Allreduce (hpcnn-allreduce's mpi call) picks its algorithm by size as Open MPI's tuned
-  // component does (SimGrid's default is a reduce, then a broadcast of the whole buffer). Not on one
-  // rank, where SimGrid 3.32's Open MPI collectives send to a rank that does not exist.
-  if (s.ranks > 1) a.push_back("--cfg=smpi/coll-selector:ompi");
+  // component does (SimGrid's default is a reduce, then a broadcast of the whole buffer). Only the
+  // allreduce: with every collective Open MPI's (smpi/coll-selector:ompi), the set-up's collectives
+  // made a 256-node simulation 15x slower, and one rank failed (a send to a rank that does not exist).
+  if (s.ranks > 1) a.push_back("--cfg=smpi/allreduce:ompi");
   // ideal: latency + size / bandwidth, and no share of the opposite direction for acknowledgements
   // (SimGrid's cross-traffic takes 5% of it): a link's bandwidth is what messages get, as measured
   // with both directions loaded (--fit-link) or as a fabric's data rate is quoted.

@@ -68,6 +68,24 @@ for point in "$work"/measured/scale-*; do
 done
 "$build/hpcnn-summary" --table simulated-allreduce "$work/simulated" | head -3
 
+# The study as a site runs it, small: jobscripts/simulate_scaling.sh under sbatch (calibrate on 2
+# hosts, measure on 1-2 workers, simulate to 64 nodes on the fitted link, the tables and the plot).
+study=$(submit "$work/study" MODEL=lenet5 BATCH=32 MEASURE_NODES="1 2" SIM_NODES=1,2,4,64 ITERS=5 \
+  LINK_SIZES=64K,256K,1M,4M OUT="$work/study/out" --nodes=3 "$src/jobscripts/simulate_scaling.sh")
+if wait_job "$study" 400; then
+  check "simulate_scaling.sh completed" test "$(job_state "$study")" = COMPLETED
+  check "its plot" test -s "$work/study/out/scaling.svg"
+  check "its scaling table holds measured and simulated points of every scheme" python3 - \
+    "$("$build/hpcnn-summary" --format csv --columns suite,exchange,ranks,status "$work/study/out/measured" "$work/study/out/simulated")" <<'EOF'
+import csv, io, sys
+rows = [r for r in csv.DictReader(l for l in io.StringIO(sys.argv[1]) if l.strip() and not l.startswith('#'))]
+for scheme in ('mpi', 'ring', 'rhd', 'ps-sync', 'ps-async'):
+    for suite, ranks in (('hpcnn-scale', None), ('hpcnn-simulate', '64')):
+        if not any(r['suite'] == suite and r['exchange'] == scheme and r['status'] == 'ok' and ranks in (None, r['ranks']) for r in rows):
+            sys.exit(f"  no {suite} point of {scheme}" + (f" at {ranks} ranks" if ranks else ""))
+EOF
+fi
+
 cols=suite,exchange,ranks,workers,size_bytes,iter_median_s,time_avg_us,link_gbps,link_latency_us
 python3 - "$TOLERANCE" \
   "$("$build/hpcnn-summary" --format csv --columns "$cols" "$work/measured")" \
