@@ -316,7 +316,7 @@ std::vector<std::string> smpirun_args(const SimPoint& s, const std::string& plat
   // component does (SimGrid's default is a reduce, then a broadcast of the whole buffer). Only the
   // allreduce: with every collective Open MPI's (smpi/coll-selector:ompi), the set-up's collectives
   // made a 256-node simulation 15x slower, and one rank failed (a send to a rank that does not exist).
-  if (s.ranks > 1) a.push_back("--cfg=smpi/allreduce:ompi");
+  a.push_back("--cfg=smpi/allreduce:ompi");
   // ideal: latency + size / bandwidth, and no share of the opposite direction for acknowledgements
   // (SimGrid's cross-traffic takes 5% of it): a link's bandwidth is what messages get, as measured
   // with both directions loaded (--fit-link) or as a fabric's data rate is quoted.

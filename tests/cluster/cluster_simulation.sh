@@ -94,10 +94,9 @@ import csv, io, sys
 tol = float(sys.argv[1])
 rows = lambda text: [r for r in csv.DictReader(l for l in io.StringIO(text) if l.strip() and not l.startswith('#'))]
 measured, simulated = rows(sys.argv[2]), rows(sys.argv[3])
-within_goal = compared = 0
 link = simulated[0]
 print(f"fitted link: {float(link['link_gbps']):.4g} Gb/s, {float(link['link_latency_us']):.3g} us per hop")
-bad = 0
+bad = within_goal = compared = 0
 def compare(what, meas, sim, checked=True):
     global bad, within_goal, compared
     err = sim / meas - 1
