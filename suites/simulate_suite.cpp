@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -230,20 +231,41 @@ struct SimRun {
 
 // smpirun ARGS in `dir`, stderr to dir/smpirun.log, killed after timeout_s. Its report, or a
 // RuntimeError with the reason (the report's error line, or smpirun's last words).
-// What a failed smpirun said: SimGrid's first error (a platform it cannot parse, say) without its
-// "[time] file:line: [category/ERROR]" prefix, else the log's last line.
+// The kernel's limit on a process's memory maps (vm.max_map_count), or "unknown".
+std::string max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  std::string value;
+  return in >> value ? value : "unknown";
+}
+
+// What a failed smpirun said: SimGrid's first error or critical message (a platform it cannot
+// parse, say) without its "[time] file:line: [category/ERROR]" prefix, else the log's last line.
+// Each simulated rank maps the shared buffers itself (ResNet-50 with 4 MiB buckets: about 21 maps
+// per rank), so from a few thousand ranks on the process can run out of maps: that gets the fix.
 std::string smpirun_complaint(const std::string& log_path) {
   std::ifstream log(log_path);
-  std::string line, last;
+  std::string line, last, first_error;
+  bool out_of_maps = false;
   while (std::getline(log, line)) {
-    if (line.find("/ERROR] ") != std::string::npos) return line.substr(line.find("/ERROR] ") + 8);
+    for (const char* tag : {"/ERROR] ", "/CRITICAL] "}) {
+      const auto at = line.find(tag);
+      if (first_error.empty() && at != std::string::npos) first_error = line.substr(at + std::strlen(tag));
+    }
+    if (line.find("amount of mappings allowed") != std::string::npos) out_of_maps = true;
     if (!line.empty()) last = line;
   }
+  if (out_of_maps)
+    return first_error + ": its ranks' buffers need more memory maps than vm.max_map_count (" + max_map_count() +
+           ") allows a process; raise it (sysctl -w vm.max_map_count=262144, as root)";
+  if (!first_error.empty()) return first_error;
   return last.empty() ? "nothing in its log" : last;
 }
 
 SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir, const std::string& report, double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
+  // The child runs in `dir`: a relative --smpirun must be resolved here.
+  std::vector<std::string> command = args;
+  if (command[0].find('/') != std::string::npos) command[0] = fs::absolute(command[0]).string();
   std::fflush(nullptr);  // the child must not write this process's buffered output again
   const pid_t child = fork();
   if (child < 0) throw RuntimeError("cannot start smpirun");
@@ -254,7 +276,7 @@ SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir,
     if (log < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
     if (chdir(dir.c_str()) != 0) _exit(127);
     std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     _exit(127);

@@ -12,7 +12,10 @@
 #  3. hpcnn-summary shows the points (--table simulation) and plots them beside a measured point;
 #  4. bad input, one line and exit 2, no result file: a platform file that does not parse, a
 #     compute file without training phases, more nodes than the platform has, a simulation larger
-#     than this machine's memory.
+#     than this machine's memory;
+#  5. a simulation that runs out of memory maps (SimGrid's message, as smpirun prints it at a few
+#     thousand ranks under the default vm.max_map_count): the point fails in one line that names
+#     vm.max_map_count and how to raise it, exit 1 (with --smpirun a relative path).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
@@ -89,4 +92,17 @@ EOF
 expect_error 2 "has 4 hosts, --nodes 8 asked for" -- \
   ./hpcnn-simulate --compute "$node" --batch 42 --nodes 8 --platform "$out/four.xml"
 expect_error 2 "more than the" -- ./hpcnn-simulate --compute "$node" --batch 42 --nodes 65536 --ranks-per-node 1024
+
+# 5. out of memory maps: an smpirun that fails as SimGrid's does (its words, exit 134), named by a
+# relative path (the simulator starts it in a scratch folder)
+cat > "$out/smpirun-no-maps" <<'EOF'
+#!/usr/bin/env bash
+echo "[node-3646:3646:(3647) 0.907621] ./src/smpi/internals/smpi_memory.cpp:163: [root/CRITICAL] Failed to map fd 4 with size 3418112: Cannot allocate memory"
+echo "If you are running a lot of ranks, you may be exceeding the amount of mappings allowed per process."
+echo "Execution failed with code 134."
+exit 134
+EOF
+chmod +x "$out/smpirun-no-maps"
+expect_error 1 "Failed to map fd 4 with size 3418112: Cannot allocate memory: its ranks' buffers need more memory maps than vm.max_map_count" -- \
+  ./hpcnn-simulate --compute "$node" --batch 42 --nodes 2 --exchange ring --smpirun "$(realpath --relative-to=. "$out/smpirun-no-maps")"
 exit $fail
