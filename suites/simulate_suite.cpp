@@ -229,8 +229,6 @@ struct SimRun {
   double wall_s = 0, pss_mib = 0;
 };
 
-// smpirun ARGS in `dir`, stderr to dir/smpirun.log, killed after timeout_s. Its report, or a
-// RuntimeError with the reason (the report's error line, or smpirun's last words).
 // The kernel's limit on a process's memory maps (vm.max_map_count), or "unknown".
 std::string max_map_count() {
   std::ifstream in("/proc/sys/vm/max_map_count");
@@ -261,6 +259,8 @@ std::string smpirun_complaint(const std::string& log_path) {
   return last.empty() ? "nothing in its log" : last;
 }
 
+// smpirun ARGS in `dir`, stderr to dir/smpirun.log, killed after timeout_s. Its report, or a
+// RuntimeError with the reason (the report's error line, or smpirun's last words).
 SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir, const std::string& report, double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
   // The child runs in `dir`: a relative --smpirun must be resolved here.

@@ -77,9 +77,9 @@ run "${mpi[@]}" -np 4 ./hpcnn-scale --model lenet5 --backend reference --threads
   --exchange ps-async --ps-servers 1 --target-accuracy 50 --output "$out/async"
 csv=$(./hpcnn-summary --format csv --columns workers,test_acc,staleness_mean,target_status,time_to_accuracy_s,epochs_to_accuracy,train_time_s "$out/async")
 echo "$csv"
-per_epoch=$(./hpcnn-summary --table convergence --format csv --columns test_acc "$out/async")
-best=$(tail -n +2 <<<"$per_epoch" | sort -g | tail -1)
-[ "$(tail -n +2 <<<"$per_epoch" | wc -l)" = 3 ] || { echo "FAIL: not 3 epochs in --table convergence: $per_epoch"; fail=1; }
+per_epoch=$(./hpcnn-summary --table convergence --format csv --columns test_acc "$out/async" | tail -n +2)
+best=$(sort -g <<<"$per_epoch" | tail -1)
+[ "$(wc -l <<<"$per_epoch")" = 3 ] || { echo "FAIL: not 3 epochs in --table convergence: $per_epoch"; fail=1; }
 awk -v a="$best" -v w="$want" 'BEGIN {exit !(a >= w)}' ||
   { echo "FAIL: ps-async best epoch's test accuracy $best % < $want %"; fail=1; }
 [ "$(col "$csv" workers 2)" = 3 ] || { echo "FAIL: not 3 workers"; fail=1; }
