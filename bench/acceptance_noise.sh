@@ -2,15 +2,24 @@
 # How often an acceptance set fails on an unchanged system, and how often it catches a slowdown
 # (docs/ACCEPTANCE.md, "False alarms and detection"). Blesses a reference of BLESS_RUNS runs on
 # this machine, then runs NIGHTS nights of each kind, the kinds interleaved night by night so that
-# a drift of the machine reaches them all alike:
+# a drift of the machine reaches them all alike. The slowdowns come from outside the processes, as
+# nodes really get slow (bench/slow_node.sh, which says how each works):
 #   unchanged   the same build, nothing injected
-#   slow10      every timed iteration of SUITE takes 10% longer (HPCNN_TEST_SLOWDOWN)
-#   slow25      the same, 25%
+#   quotaP      a CPU share of P percent taken away in short slices (a CFS quota of (100-P)% of the
+#               CPUs, 20 ms periods: a cgroup limit, a co-scheduled container)
+#   slicesP     the same share taken by stopping the night's processes (SIGSTOP) P% of every 20 ms
+#   hogP        a competing process per CPU with a duty cycle (a stray daemon, a co-scheduled job)
+#   membwP      a neighbour streaming through memory with a duty cycle (memory bandwidth taken)
+# and, from inside the processes or by placement:
+#   slowP       every timed iteration of SUITE P% longer (the fault hook HPCNN_TEST_SLOWDOWN)
 #   onecore     the whole night pinned to one core (taskset -c 0)
+# P is any percentage from 1 to 90 (quota25, hog10, ...). The multi-rank steps of a set share
+# this machine's memory, not a network link: a loaded or shaped link is measured in the test
+# cluster (tests/cluster, docs/CLUSTER.md), not here.
 # Prints, per kind, the nights that failed (acceptance.sh exit 1), the failing verdicts per night,
 # the nights that would fail under cron (jobscripts/acceptance_cron.sh: a REGRESSION of the same
-# point two nights of that kind running, or any other failure), and for the injected kinds the
-# nights whose failures include SUITE's points. With REJUDGE_ARGS (hpcnn-summary options), the same
+# point two nights of that kind running, or any other failure), the nights with a REGRESSION, those
+# whose failures include SUITE's points, and those whose verdicts named the stalls. With REJUDGE_ARGS (hpcnn-summary options), the same
 # nights judged again with those settings instead of ACCEPT_SUMMARY_ARGS. Then the
 # same for the ReFrame tests' performance references on the same nights' figures: references made
 # from the blessed runs with bounds from their noise (reframe/references_from_runs.py), and the
@@ -20,14 +29,14 @@
 # and the nights that finished are not run again.
 #
 #   bench/acceptance_noise.sh [SET]          SET: smoke (default) or nightly
-# Environment: NIGHTS (default 20), KINDS (default "unchanged slow10 slow25 onecore"), SUITE
-# (default hpcnn-train), BLESS_RUNS (default 10), OUT (default a new folder under /tmp, kept),
-# REJUDGE_ARGS, ACCEPT_* and HPCNN_BIN as for jobscripts/acceptance.sh. On a shared machine, run it
-# with ACCEPT_SUMMARY_ARGS=--ignore-outliers (docs/ACCEPTANCE.md).
+# Environment: NIGHTS (default 20), KINDS (default "unchanged quota10 quota25 hog10 hog25 membw10
+# membw25"), SUITE (default hpcnn-train), BLESS_RUNS (default 10), OUT (default a new folder under
+# /tmp, kept), REJUDGE_ARGS, ACCEPT_*, BLESS_MAX_STALLS and HPCNN_BIN as for
+# jobscripts/acceptance.sh.
 set -uo pipefail
 SET=${1:-smoke}
 NIGHTS=${NIGHTS:-20}
-KINDS=${KINDS:-unchanged slow10 slow25 onecore}
+KINDS=${KINDS:-unchanged quota10 quota25 hog10 hog25 membw10 membw25}
 SUITE=${SUITE:-hpcnn-train}
 export BLESS_RUNS=${BLESS_RUNS:-10}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +47,13 @@ mkdir -p "$OUT" || exit 1
 export REFERENCE_DIR=$OUT/reference
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 command -v taskset >/dev/null || { echo "${0##*/}: needs taskset (util-linux)" >&2; exit 1; }
+# Every external kind must be possible here before anything runs (slow_node.sh exits 3 otherwise).
+for kind in $KINDS; do
+  if [[ "$kind" =~ ^(quota|slices|hog|membw)([0-9]+)$ ]]; then
+    SLOW_NODE_QUIET=1 "$here/slow_node.sh" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" true ||
+      { echo "${0##*/}: kind $kind cannot be set up on this machine (above)" >&2; exit 1; }
+  fi
+done
 echo "# acceptance noise: set $SET, $NIGHTS nights of each of: $KINDS; reference of $BLESS_RUNS runs; results in $OUT"
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
 
@@ -67,13 +83,17 @@ fi
 night() {
   local kind=$1 n=$2 dir=$OUT/$1/$2
   local prefix=() env=()
-  case "$kind" in
-    unchanged) ;;
-    slow10) env=(HPCNN_TEST_SLOWDOWN="$SUITE:10%") ;;
-    slow25) env=(HPCNN_TEST_SLOWDOWN="$SUITE:25%") ;;
-    onecore) prefix=(taskset -c 0) ;;
-    *) echo "${0##*/}: unknown kind '$kind'" >&2; exit 2 ;;
-  esac
+  if [[ "$kind" =~ ^(quota|slices|hog|membw)([0-9]+)$ ]]; then
+    prefix=(env SLOW_NODE_QUIET=1 "$here/slow_node.sh" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")
+  elif [[ "$kind" =~ ^slow([0-9]+)$ ]]; then
+    env=(HPCNN_TEST_SLOWDOWN="$SUITE:${BASH_REMATCH[1]}%")
+  else
+    case "$kind" in
+      unchanged) ;;
+      onecore) prefix=(taskset -c 0) ;;
+      *) echo "${0##*/}: unknown kind '$kind'" >&2; exit 2 ;;
+    esac
+  fi
   [ -e "$dir.status" ] && return   # finished before an interruption
   mkdir -p "$OUT/$kind"
   rm -rf "$dir"
@@ -89,10 +109,11 @@ elapsed=$(($(date +%s) - start))
 
 # table SUFFIX: the nights' table from their verdict files $OUT/KIND/N/verdictSUFFIX.txt.
 table() {
-  local suffix=$1 kind n failed failures hit cron f file previous regressions
-  printf '%-10s %6s %7s %9s %16s %10s %18s\n' kind nights failed fraction "failures/night" "cron fails" "nights SUITE hit"
+  local suffix=$1 kind n failed failures hit cron f file previous regressions regressed stalls
+  printf '%-10s %6s %7s %9s %16s %10s %12s %18s %14s\n' kind nights failed fraction "failures/night" "cron fails" \
+    "REGRESSION" "nights SUITE hit" "stalls named"
   for kind in $KINDS; do
-    failed=0 failures=0 hit=0 cron=0 previous=""
+    failed=0 failures=0 hit=0 cron=0 previous="" regressed=0 stalls=0
     for n in $(seq "$NIGHTS"); do
       file=$OUT/$kind/$n/verdict$suffix.txt
       f=$(grep -c '^failure:' "$file" 2>/dev/null)
@@ -100,6 +121,8 @@ table() {
       else [ "${f:-0}" = 0 ] || failed=$((failed + 1)); fi
       failures=$((failures + ${f:-0}))
       grep -q "^failure: REGRESSION: suite=$SUITE " "$file" 2>/dev/null && hit=$((hit + 1))
+      grep -q "^failure: REGRESSION: " "$file" 2>/dev/null && regressed=$((regressed + 1))
+      grep -q "^failure: REGRESSION: .*stalls took" "$file" 2>/dev/null && stalls=$((stalls + 1))
       # Under cron: any failure but a REGRESSION fails at once; a REGRESSION when last night had it too.
       regressions=$(sed -n 's/^failure: REGRESSION: \(.*\) reference .*/\1/p' "$file" 2>/dev/null | sort)
       if grep -q '^failure:' "$file" 2>/dev/null && grep -v '^failure: REGRESSION:' "$file" | grep -q '^failure:'; then
@@ -109,8 +132,8 @@ table() {
       fi
       previous=$regressions
     done
-    printf '%-10s %6d %7d %9.2f %16.2f %10d %18s\n' "$kind" "$NIGHTS" "$failed" "$(echo "$failed / $NIGHTS" | bc -l)" \
-      "$(echo "$failures / $NIGHTS" | bc -l)" "$cron" "$([ "$kind" = unchanged ] && echo - || echo "$hit")"
+    printf '%-10s %6d %7d %9.2f %16.2f %10d %12d %18s %14d\n' "$kind" "$NIGHTS" "$failed" "$(echo "$failed / $NIGHTS" | bc -l)" \
+      "$(echo "$failures / $NIGHTS" | bc -l)" "$cron" "$regressed" "$([ "$kind" = unchanged ] && echo - || echo "$hit")" "$stalls"
   done
 }
 echo; echo "# verdicts as acceptance.sh gave them (ACCEPT_SUMMARY_ARGS: ${ACCEPT_SUMMARY_ARGS:-none})"
@@ -151,5 +174,5 @@ if [[ " $KINDS " == *" unchanged "* ]]; then
   echo; echo "# failing verdicts on unchanged nights:"
   cat "$OUT"/unchanged/*/verdict.txt 2>/dev/null | sed -n 's/^failure: \([A-Z-]*\): \(.*\) reference .*/\1 \2/p' | sort | uniq -c | sort -rn
   echo; echo "# run-to-run spread over the unchanged nights:"
-  "$HPCNN_BIN/hpcnn-summary" --stability --ignore-outliers "$OUT"/unchanged/*/ | grep -v '^unstable:'
+  "$HPCNN_BIN/hpcnn-summary" --stability "$OUT"/unchanged/*/ | grep -v '^unstable:'
 fi

@@ -24,7 +24,7 @@
 #   ACCEPT_RANKS   ranks of the hpcnn-allreduce and hpcnn-scale steps (default 2)
 #   ACCEPT_DATA    real-data set of the short training run (default fashion-mnist; none: skipped)
 #   ACCEPT_DATA_LIMIT  training and test images of that run (per-set defaults)
-#   ACCEPT_SUMMARY_ARGS  more hpcnn-summary options, e.g. "--tolerance-floor 10% --ignore-outliers"
+#   ACCEPT_SUMMARY_ARGS  more hpcnn-summary options, e.g. "--tolerance-floor 10%"
 #   ACCEPT_MIN_RUNS  runs the reference must hold of every point (default 3)
 #   BLESS_RUNS     runs blessed together (default 10, at least ACCEPT_MIN_RUNS)
 #   THREADS, HPCNN_BIN, HPCNN_LAUNCH, HOSTFILE: as for every job script (jobscripts/common.sh)
@@ -94,6 +94,8 @@ run_set() {
     step_ok run "$HPCNN_BIN/hpcnn-infer" --model "$model" --batch "$batch" --threads "$THREADS" "${common[@]}"
     # BLAS: SGEMM of the default libraries.
     step_ok run "$HPCNN_BIN/hpcnn-blas" --sweep gemm --sizes "$gemm" --threads "$THREADS" "${common[@]}"
+    # The node's operating-system noise: a fixed work quantum timed on every thread (FWQ).
+    step_ok run "$HPCNN_BIN/hpcnn-blas" --sweep noise --threads "$THREADS" "${common[@]}"
     # Data-parallel training: ring allreduce over the ranks.
     step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
   done
@@ -120,8 +122,8 @@ if [ -n "${BLESS:-}" ] && [ "$BLESS" != 0 ]; then
     fi
     runs+=("$OUT/run-$k")
   done
-  # bless.sh refuses runs that are not clean (failed points, wrong elements, outlier iterations
-  # unless the comparisons here ignore them) or not one reference (builds, machines, points).
+  # bless.sh refuses runs that are not clean (failed points, wrong elements, stalls beyond
+  # BLESS_MAX_STALLS) or not one reference (builds, machines, points).
   BLESS_ARGS=${ACCEPT_SUMMARY_ARGS:-} BLESS_MIN_RUNS=$MIN_RUNS REFERENCE_DIR=$REFERENCE_DIR \
     "$jobscripts/bless.sh" "${runs[@]}" "$SYSTEM" "$SET"
   exit $?

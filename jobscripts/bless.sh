@@ -13,17 +13,19 @@
 #   - they are one reference: one build, one machine, every point in every run (exit 2 otherwise);
 #   - each is a clean measurement: it is compared with itself (hpcnn-summary --compare), and any
 #     STATUS verdict refuses it: a failed, diverged or skipped point, wrong elements, a failed phase
-#     check, or outlier iterations (a paused or descheduled rank). On a shared, noisy machine
-#     BLESS_ARGS=--ignore-outliers accepts outlier iterations (acceptance.sh passes its
-#     ACCEPT_SUMMARY_ARGS). Exit 1.
+#     check (exit 1); so does a point whose stalls (a paused or descheduled rank, a throttled CPU:
+#     stall_share) took more than BLESS_MAX_STALLS percent of its timed time (default 10): its
+#     delivered figure would lower the reference. On a shared, noisy machine BLESS_MAX_STALLS=100
+#     accepts them, and the reference's spread then holds them.
 # The stability report (hpcnn-summary --stability) names the points whose runs spread so much that
 # a comparison cannot judge them (UNSTABLE) and the iterations that would steady them; they are
 # blessed all the same, and the report says so.
 # The new reference is copied whole into a new folder beside the old one, then swapped in: a reader
 # never sees half a reference, and a refused blessing leaves the old one as it was.
 # Exit: 0 blessed, 1 refused or failed, 2 bad usage or runs that are not one reference.
-# Environment: REFERENCE_DIR (default results/reference of this checkout), BLESS_ARGS,
-# BLESS_MIN_RUNS, HPCNN_BIN.
+# Environment: REFERENCE_DIR (default results/reference of this checkout), BLESS_ARGS (more
+# hpcnn-summary options for the check; acceptance.sh passes its ACCEPT_SUMMARY_ARGS),
+# BLESS_MIN_RUNS, BLESS_MAX_STALLS, HPCNN_BIN.
 set -uo pipefail
 usage() { echo "usage: ${0##*/} RUN_DIR [RUN_DIR...] SYSTEM SET" >&2; exit 2; }
 [ $# -ge 3 ] || usage
@@ -34,6 +36,10 @@ for name in "$system" "$set_name"; do
 done
 min_runs=${BLESS_MIN_RUNS:-3}
 [[ "$min_runs" =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: BLESS_MIN_RUNS '$min_runs' is not a count" >&2; exit 2; }
+max_stalls=${BLESS_MAX_STALLS:-10}
+max_stalls=${max_stalls%\%}
+[[ "$max_stalls" =~ ^([0-9]|[1-9][0-9]|100)$ ]] ||
+  { echo "${0##*/}: BLESS_MAX_STALLS '${BLESS_MAX_STALLS}' is not a percentage 0-100" >&2; exit 2; }
 for dir in "${run_dirs[@]}"; do
   [ -d "$dir" ] || { echo "${0##*/}: no run folder '$dir'" >&2; exit 2; }
 done
@@ -58,7 +64,16 @@ for dir in "${run_dirs[@]}"; do
   if [ "$status" != 0 ]; then
     echo "${0##*/}: $dir is not blessed: it is not a clean measurement" >&2
     grep '^failure:' <<<"$check" >&2 || echo "$check" >&2
-    echo "${0##*/}: run it again (or, on a shared noisy machine, BLESS_ARGS=--ignore-outliers)" >&2
+    echo "${0##*/}: run it again" >&2
+    exit 1
+  fi
+  # Stalls: stall_share (first column) over BLESS_MAX_STALLS, named by the point's reproducer.
+  stalled=$("$HPCNN_BIN/hpcnn-summary" --format csv --columns stall_share,reproducer "$dir" 2>/dev/null |
+            awk -F, -v max="$max_stalls" 'NR > 1 && $1 != "" && 100 * $1 > max { printf "stalls took %.0f%% of the timed time: %s\n", 100 * $1, substr($0, length($1) + 2) }')
+  if [ -n "$stalled" ]; then
+    echo "${0##*/}: $dir is not blessed: stalls took more than $max_stalls% of a point's time (BLESS_MAX_STALLS)" >&2
+    echo "$stalled" >&2
+    echo "${0##*/}: run it again on a quiet system, or accept them with BLESS_MAX_STALLS=100" >&2
     exit 1
   fi
 done

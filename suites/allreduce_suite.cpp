@@ -282,7 +282,7 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
   if (rank != 0) return out;
   // The call's time per iteration is its slowest rank's (every call starts after a barrier): the
   // distribution acceptance verdicts read (iter_p5_s), beside OSU's average below.
-  set_iteration_fields(out.record, slowest_rank_stats(out.arrays.back()));
+  set_slowest_rank_fields(out.record, out.arrays.back());
   const double avg = tsum / size;
   const double algbw = avg > 0 ? static_cast<double>(ap.bytes) / avg * 1e-9 : 0.0;
   Record& r = out.record;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/backend.hpp"
@@ -23,6 +24,7 @@
 #include "engine/models.hpp"
 #include "base/rng.hpp"
 #include "suites/fp32_peak.hpp"
+#include "suites/node_noise.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/single_op.hpp"
@@ -91,6 +93,7 @@ const std::string& default_backends(const std::string& kind) {
     for (const SgemmInfo& s : sgemm_libraries()) have.push_back(s.name);
   else
     for (const BackendInfo& b : backends()) have.push_back(b.name);
+  if (kind == "noise") return chosen[kind] = "cpu";  // the probe times the cores themselves
   std::string s;
   for (const char* want : {"openblas", "eigen"})
     if (std::find(have.begin(), have.end(), want) != have.end()) s.append(s.empty() ? "" : ",").append(want);
@@ -103,14 +106,16 @@ const std::string& default_backends(const std::string& kind) {
 std::vector<OptionSpec> blas_options(const std::string& kind) {
   std::vector<OptionSpec> specs = {
       {"sweep", OptType::Choice, false, "gemm", "KIND",
-       "gemm: SGEMM per library; layers: every conv/fc shape of --model; model: training runs", "gemm|layers|model"},
+       "gemm: SGEMM per library; layers: every conv/fc shape of --model; model: training runs; noise: the node's "
+       "operating-system noise, a fixed work quantum timed over and over on every thread (FWQ)",
+       "gemm|layers|model|noise"},
       {"sizes", OptType::String, true, kind == "gemm" ? std::string_view(default_gemm_sizes()) : std::string_view(),
        "LIST", "--sweep gemm: N (square) or MxNxK; default: squares and resnet50-cifar's conv GEMMs at batch 64"},
   };
   for (OptionSpec s : model_options(Mode::Train)) {
     if (s.name == "backend") {
       s.default_value = default_backends(kind);
-      s.help = "backends (layers, model) or SGEMM libraries (gemm); see --list";
+      s.help = "backends (layers, model) or SGEMM libraries (gemm); see --list; 'cpu' (noise)";
     }
     if (s.name == "threads") s.help = "threads of the library; 'default' leaves the library's own choice";
     specs.push_back(s);
@@ -156,6 +161,11 @@ void validate(const Options& o) {
     return;
   }
   if (o.has("sizes")) throw UsageError("--sizes applies to --sweep gemm only");
+  if (kind == "noise") {
+    for (const std::string& b : o.values("backend"))
+      if (b != "cpu") throw UsageError("--backend: '" + b + "': --sweep noise times the CPU itself (--backend cpu)");
+    return;
+  }
   validate_model_names(o);  // names, and --threads against each backend's registered limit
 }
 
@@ -282,21 +292,20 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   ResultPoint out;
   out.arrays.push_back(gather_series("call_time_s", calls, comm));
   if (rank != 0) return out;
-  const Stats st = slowest_rank_stats(out.arrays[0]);
-  const double flops = 2.0 * m * n * k, gflops = st.median > 0 ? flops / st.median * 1e-9 : 0.0;
   Record& r = out.record;
+  // Delivered: the calls' work over their total time (per call the slowest rank's); the median
+  // call's rate beside it.
+  const Stats st = set_slowest_rank_fields(r, out.arrays[0]);
+  const double flops = 2.0 * m * n * k, gflops = st.mean > 0 ? flops / st.mean * 1e-9 : 0.0;
   set_common(r, "gemm", lib->name(), lib->threads(), bp, size);
   r.set("size", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   r.set("iters", std::int64_t{count});
   r.set("warmup", std::int64_t{warmup});
   r.set("min_time_s", bp.min_time);
   r.set("seed", static_cast<std::int64_t>(seed));
-  r.set("sec_per_iter", st.median);
-  r.set("iter_median_s", st.median);
-  r.set("iter_min_s", st.min);
-  r.set("iter_p5_s", st.p5);
-  r.set("iter_p95_s", st.p95);
+  r.set("sec_per_iter", st.mean);
   r.set("gflops", gflops);
+  r.set("gflops_median", st.median > 0 ? flops / st.median * 1e-9 : 0.0);
   set_peak(r, gflops, lib->threads());
   r.set("gemm_check_error", error);
   if (!ok) {
@@ -359,7 +368,7 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const BlasPoint& bp) {
   SingleOp op(be, node, l.in, l.data_grad, bp.seed, 0.05f);
   const int warmup = bp.warmup, iters = bp.iters;
   std::vector<double> fwd, bwd;
-  double timed = 0;  // --min-time: this rank's timed seconds so far (only medians leave the rank)
+  double timed = 0;  // --min-time: this rank's timed seconds so far (only means leave the rank)
   for (int i = 0; i < warmup + iters || (timed < bp.min_time && i - warmup < kMaxTimedIterations); ++i) {
     auto t0 = Clock::now();
     op.forward();
@@ -375,8 +384,9 @@ LayerTimes time_layer(Backend& be, const LayerShape& l, const BlasPoint& bp) {
     timed += f + b;
   }
   LayerTimes t;
-  t.forward_s = compute_stats(fwd).median;
-  t.backward_s = compute_stats(bwd).median;
+  // Delivered: the timed calls' total over their count, stalls included.
+  t.forward_s = compute_stats(fwd).mean;
+  t.backward_s = compute_stats(bwd).mean;
   const Shape& out = op.output_shape();
   const double macs = node.kind == OpKind::Conv
                           ? double(out.count()) * l.in.c * node.attr.kh * node.attr.kw
@@ -434,6 +444,24 @@ ResultPoint layers_point(const ModelPoint& mp, const BlasPoint& bp, MPI_Comm com
   return out;
 }
 
+// ---- --sweep noise -------------------------------------------------------------------------------
+
+ResultPoint noise_sweep_point(const BlasPoint& bp, MPI_Comm comm) {
+  NoiseProbe probe;
+  probe.threads = bp.threads > 0 ? bp.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  probe.iters = bp.iters, probe.warmup = bp.warmup, probe.min_time = bp.min_time;
+  ResultPoint out = noise_point(probe, comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (rank != 0) return out;
+  set_common(out.record, "noise", "cpu", probe.threads, bp, size);
+  out.record.set("size", std::string("fwq"));
+  out.record.set("seed", static_cast<std::int64_t>(bp.seed));
+  set_peak(out.record, out.record.number("gflops").value_or(0), probe.threads);
+  return out;
+}
+
 // ---- --sweep model -------------------------------------------------------------------------------
 
 ResultPoint model_sweep_point(const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libraries) {
@@ -450,7 +478,7 @@ ResultPoint model_sweep_point(const Options& o, const SweepPoint& p, MPI_Comm co
   Record& r = out.record;
   r.set("sweep", std::string("model"));
   r.set("threads_setting", PointSettings(o, p).str("threads"));
-  if (const auto t = r.number("iter_median_s")) r.set("sec_per_iter", *t);
+  if (const auto t = r.number("iter_mean_s")) r.set("sec_per_iter", *t);
   const auto threads = r.number("threads"), gflops = r.number("gflops");
   if (threads && gflops) set_peak(r, *gflops, static_cast<int>(*threads));
   return out;
@@ -484,10 +512,13 @@ int run_blas_suite(int argc, char** argv) {
   def.summary =
       "CPU compute libraries (experiments E10, E11: ref. [5] Tables X-XII, docs/EXPERIMENTS.md): SGEMM GFLOP/s per library (--sweep gemm), the\n"
       "conv and fc layers of a model (--sweep layers), or training runs with CPU usage and memory\n"
-      "(--sweep model), over --backend x --threads; `hpcnn-summary --table blas` shows the table.";
+      "(--sweep model), or the node's operating-system noise (--sweep noise: a fixed work quantum timed on\n"
+      "every thread, FWQ), over --backend x --threads; `hpcnn-summary --table blas` shows the table.";
   def.options = blas_options(kind);
   if (kind == "gemm")
     def.live_columns = {"backend", "threads", "size", "sec_per_iter", "gflops", "peak_fraction"};
+  else if (kind == "noise")
+    def.live_columns = {"threads", "iters", "iter_median_s", "iter_p95_s", "iter_max_s", "stall_share", "gflops"};
   else if (kind == "layers")
     def.live_columns = {"model", "backend", "batch", "threads", "forward_s", "backward_s", "gflops", "peak_fraction"};
   else
@@ -500,6 +531,7 @@ int run_blas_suite(int argc, char** argv) {
                       const PointPlace&) {
     const std::string k = o.str("sweep");
     if (k == "gemm") return gemm_point(blas_point(PointSettings(o, p), k), comm, libs);
+    if (k == "noise") return noise_sweep_point(blas_point(PointSettings(o, p), k), comm);
     if (k == "layers")
       return layers_point(model_point(PointSettings(o, p), Mode::Train), blas_point(PointSettings(o, p), k), comm, libs);
     return model_sweep_point(o, p, comm, libs);

@@ -119,7 +119,7 @@ void SummaryPage::write(const std::string& file) const {
     }
     page.heading("Verdicts against " + v.reference);
     page.paragraph(std::to_string(rows.rows.size()) + " verdicts, " + std::to_string(failures) + " failures, " +
-                   std::to_string(unstable) + " unstable; rates at the " + v.rates_at + " iteration time.",
+                   std::to_string(unstable) + " unstable; rates: " + v.rates_at + ".",
                    failures ? "problem" : "");
     if (!rows.common.empty()) page.paragraph("Settings of every row: " + rows.common, "common");
     page.table(rows.header, rows.rows, classes, {false, false, true, true, true, false, true, false, false, false});

@@ -69,8 +69,6 @@ const std::vector<OptionSpec>& summary_options() {
          "against the N runs before it (median and MAD), the last 2N tested for a drift; exit 1 when a point's "
          "latest run regressed (with --plot: the metric over time, its band, flagged runs)",
          {}, 3, 1000},
-        {"ignore-outliers", OptType::Flag, false, "", "",
-         "with --compare or --trend: outlier iterations in a point are not a failure (noisy shared machines)"},
         {"alpha", OptType::Float, false, "0.05", "P",
          "with --compare: the chance, over all points together, that an unchanged system gets a REGRESSION verdict "
          "(Holm-adjusted run-level test; needs several reference runs)",
@@ -81,11 +79,11 @@ const std::vector<OptionSpec>& summary_options() {
         {"min-runs", OptType::Int, false, "1", "K",
          "with --compare or --stability: every reference point must have at least K runs (exit 2 otherwise)", {}, 1,
          1000},
-        {"at", OptType::Choice, false, "p5", "STAT",
-         "with --compare, --trend or --stability: the iteration time rates are judged at: p5 (the same work over "
-         "the 5th-percentile iteration: the speed of the undisturbed iterations, which interference moves far "
-         "less than the median) or median (the figures as the tables show them)",
-         "p5|median"},
+        {"at", OptType::Choice, false, "delivered", "STAT",
+         "with --compare, --trend or --stability: the rates judged: delivered (the timed work over its wall time, "
+         "as the tables show them: stalls and a node losing CPU in slices lower it), median (over the median "
+         "iteration: the undisturbed speed) or p5 (over the 5th-percentile iteration)",
+         "delivered|median|p5"},
         {"stability", OptType::Flag, false, "", "",
          "instead of a table: how steady each point is over the runs given (a reference to bless): its run-to-run "
          "spread, the smallest change a new run could be shown to differ by, UNSTABLE points and the reference runs "
@@ -168,7 +166,6 @@ Config config_from(const Options& o) {
       if (!metric || metric->type == FieldType::String) throw UsageError("--metric: '" + m + "' is not a numeric field");
       c.metrics.push_back(m);
     }
-  c.tolerances.ignore_outliers = o.flag("ignore-outliers");
   c.tolerances.alpha = o.real("alpha");
   c.tolerances.unstable_above = parse_tolerance(o.str("unstable-above"));
   c.min_runs = static_cast<std::size_t>(o.integer("min-runs"));
@@ -314,8 +311,8 @@ int compare_with_baseline(const Config& config, const std::vector<Record>& basel
   rates_at(now, config.at);
   const std::vector<PointVerdict> verdicts = compare_points(baseline, now, config.metrics, config.tolerances);
   std::fflush(stdout);
-  std::printf("\n# verdicts against %s (rates at the %s iteration time, --at)\n%s", config.compare.c_str(),
-              config.at == RateAt::P5 ? "5th-percentile" : "median", verdict_table(verdicts).c_str());
+  std::printf("\n# verdicts against %s (rates: %s, --at)\n%s", config.compare.c_str(), rate_at_text(config.at),
+              verdict_table(verdicts).c_str());
   std::size_t failures = 0, compared = 0, unstable = 0;
   for (const PointVerdict& v : verdicts) {
     failures += is_failure(v.verdict);
@@ -333,7 +330,7 @@ int compare_with_baseline(const Config& config, const std::vector<Record>& basel
     write_junit(config.junit, verdicts);
     std::fprintf(stderr, "%s: JUnit verdicts written to %s\n", kProgram, config.junit.c_str());
   }
-  if (page) page->verdicts(config.compare, config.at == RateAt::P5 ? "5th-percentile" : "median", verdicts);
+  if (page) page->verdicts(config.compare, rate_at_text(config.at), verdicts);
   if (failures > 0 || verdicts.empty()) status = 1;
   return status;
 }
@@ -356,9 +353,9 @@ int show_stability(const Config& config, const std::vector<ResultRun>& runs, Sum
   for (const PointStability& p : points) unstable += p.unstable, runs_most = std::max(runs_most, p.runs);
   char heading[320];
   std::snprintf(heading, sizeof heading,
-                "stability over %zu runs (rates at the %s iteration time): the smallest change a new run can be shown "
+                "stability over %zu runs (rates: %s): the smallest change a new run can be shown "
                 "to differ by (family level %g over %zu points and metrics); UNSTABLE above %g%%",
-                runs_most, config.at == RateAt::P5 ? "5th-percentile" : "median", config.tolerances.alpha, points.size(),
+                runs_most, rate_at_text(config.at), config.tolerances.alpha, points.size(),
                 100.0 * config.tolerances.unstable_above);
   if (page) page->stability(heading, points);
   if (config.format == TableFormat::Csv) {
@@ -412,7 +409,6 @@ int show_trend(const Config& config, const std::vector<ResultRun>& runs, Summary
   TrendSettings settings;
   settings.window = config.trend;
   settings.floor = config.tolerances.floor;
-  settings.ignore_outliers = config.tolerances.ignore_outliers;
   const std::size_t sessions = history.size();
   const std::vector<PointTrend> trends = trend_points(std::move(history), config.metrics, settings);
   std::vector<PointVerdict> verdicts;

@@ -5,23 +5,27 @@
 #  - 5 unchanged nights: at most one may fail (the goal, docs/ACCEPTANCE.md, is at most one night
 #    in 20; five nights cannot tell 1 in 20 from 1 in 10, so one false alarm is allowed, two are
 #    not: a verdict that fails unchanged nights as a rule still fails this test);
-#  - 3 nights with a slowdown injected: training 3x slower (HPCNN_TEST_SLOWDOWN), SGEMM 3x slower,
-#    and the whole night pinned to one core (training's two threads share it): each must fail,
-#    with the slowed suite's points among its REGRESSION verdicts. (3x: a six-run reference blessed
-#    on a busy CI VM could not tell a 2x training slowdown from its own spread once; the 2x and
-#    smaller slowdowns are measured at length on a quiet machine, docs/ACCEPTANCE.md.)
+#  - 3 nights with a slowdown injected: three quarters of the machine's CPU taken away from outside
+#    the processes in 20 ms slices (bench/slow_node.sh quota 75: a CFS quota, as a cgroup limit
+#    does; where no cgroup can be made, the processes stopped for 75% of every 20 ms instead), SGEMM
+#    3x slower (HPCNN_TEST_SLOWDOWN), and the whole night pinned to one core (training's two
+#    threads share it): each must fail, with the slowed suite's points among its REGRESSION
+#    verdicts, and the quota night's training verdict naming the stalls where they took more of the
+#    time than in the reference. (4x and 3x: a six-run reference blessed on a busy CI VM is judged
+#    with a 40% floor here; slowdowns of 10% and 25% are measured at length on a quiet machine,
+#    docs/ACCEPTANCE.md.)
 # The nights alternate between unchanged and slowed, so that a drift of the machine reaches both.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
 script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
 export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2 ACCEPT_DATA=none
 export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_ROUNDS=3 BLESS_RUNS=6 ACCEPT_MIN_RUNS=6
-# A CI machine is a small shared VM: descheduled iterations are no failure, and the two-rank steps
+# A CI machine is a small shared VM: stalls in a blessed run are accepted, and the two-rank steps
 # move with where the hypervisor puts their two ranks (the allreduce 3x apart for minutes, the
 # two-rank training step beyond a 15% floor in 3 unchanged nights of 5 on such a VM): changes
 # below 40% fail nothing, the allreduce only beyond 75%. The injected slowdowns (3x, one core) are
 # beyond both; docs/ACCEPTANCE.md measures the smaller ones at length (bench/acceptance_noise.sh).
-export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 40% --tolerance busbw_gbs=75%"
+export ACCEPT_SUMMARY_ARGS="--tolerance-floor 40% --tolerance busbw_gbs=75%" BLESS_MAX_STALLS=100
 
 run env BLESS=1 OUT="$out/bless" "$script" smoke box
 [ -s "$out/ref/box/smoke/STABILITY.txt" ] && cat "$out/ref/box/smoke/STABILITY.txt"
@@ -52,8 +56,16 @@ night() {
   fi
 }
 false_alarms=0
+# The external slowdown: a CPU quota where this machine lets a test make a cgroup, else stopped slices.
+slow_kind=quota
+SLOW_NODE_QUIET=1 "$HPCNN_SRCDIR/bench/slow_node.sh" quota 75 true 2>/dev/null || slow_kind=slices
+echo "external slowdown: bench/slow_node.sh $slow_kind 75"
 night unchanged-1 pass -
-night slow-train fail hpcnn-train HPCNN_TEST_SLOWDOWN=hpcnn-train:200%
+night quota-train fail hpcnn-train SLOW_NODE_QUIET=1 -- "$HPCNN_SRCDIR/bench/slow_node.sh" "$slow_kind" 75
+# The night says why: the slices stalled the training's iterations, and its verdict says so.
+grep -q "^failure: REGRESSION: suite=hpcnn-train .*stalls took [0-9.]*% of the time (reference " "$out/quota-train/verdict.txt" &&
+  echo "ok:   night quota-train: $(grep -m1 -o 'stalls took [^)]*)' "$out/quota-train/verdict.txt")" ||
+  { echo "FAIL: the quota night's training REGRESSION does not name its stalls"; grep "suite=hpcnn-train " "$out/quota-train/verdict.txt"; fail=1; }
 night unchanged-2 pass -
 night slow-blas fail hpcnn-blas HPCNN_TEST_SLOWDOWN=hpcnn-blas:200%
 night unchanged-3 pass -

@@ -20,11 +20,11 @@ cron="$HPCNN_SRCDIR/jobscripts/acceptance_cron.sh"
 export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2
 export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_DATA_LIMIT=200 ACCEPT_ROUNDS=2 BLESS_RUNS=4 ACCEPT_MIN_RUNS=3
 # A CI machine is a small shared VM (tests/acceptance_noise.sh says what it does to two-rank steps):
-# descheduled iterations are no failure, changes below 40% fail nothing, the allreduce only beyond
-# 75%. This test checks the mechanics (blessing, cron's nights, the pages); every slowdown it
+# stalls in a blessed run are accepted (BLESS_MAX_STALLS=100), changes of the delivered figures
+# below 40% fail nothing, the allreduce only beyond 75%. This test checks the mechanics (blessing, cron's nights, the pages); every slowdown it
 # injects is several times over, beyond both. The floors nightly sets use are measured in
 # docs/ACCEPTANCE.md.
-export ACCEPT_SUMMARY_ARGS="--ignore-outliers --tolerance-floor 40% --tolerance busbw_gbs=75%"
+export ACCEPT_SUMMARY_ARGS="--tolerance-floor 40% --tolerance busbw_gbs=75%" BLESS_MAX_STALLS=100
 ref="$out/ref/box/smoke"
 hog=""
 trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT
@@ -47,7 +47,7 @@ grep -q '<h2>Stability</h2>' "$ref/stability.html" 2>/dev/null || { echo "FAIL: 
 
 step 2
 # 2. identical files pass
-run ./hpcnn-summary --compare "$ref" --ignore-outliers --junit "$out/same.xml" "$ref" > "$out/same.txt"
+run ./hpcnn-summary --compare "$ref" --junit "$out/same.xml" "$ref" > "$out/same.txt"
 [ "$(failures "$out/same.xml")" = 0 ] || { echo "FAIL: identical files have JUnit failures"; cat "$out/same.xml"; fail=1; }
 for suite in hpcnn-allreduce hpcnn-train hpcnn-infer hpcnn-blas hpcnn-scale; do
   # ok, or UNSTABLE where this machine's noise left four runs too spread to judge: never a failure.
@@ -124,11 +124,11 @@ step 7
 mkdir -p "$out/part"
 cp "$ref"/run-1/*.h5 "$out/part/"
 rm "$out"/part/hpcnn-infer-*.h5
-./hpcnn-summary --compare "$ref" --ignore-outliers "$out/part" > "$out/part.txt"
+./hpcnn-summary --compare "$ref" "$out/part" > "$out/part.txt"
 status=$?
 [ "$status" = 1 ] && grep -q 'suite=hpcnn-infer .*MISSING-now' "$out/part.txt" ||
   { echo "FAIL: a point missing now: exit $status"; cat "$out/part.txt"; fail=1; }
-./hpcnn-summary --compare "$out/part" --ignore-outliers "$ref/run-1" > "$out/part.txt"
+./hpcnn-summary --compare "$out/part" "$ref/run-1" > "$out/part.txt"
 status=$?
 [ "$status" = 1 ] && grep -q 'suite=hpcnn-infer .*MISSING-reference' "$out/part.txt" ||
   { echo "FAIL: a point missing in the reference: exit $status"; cat "$out/part.txt"; fail=1; }
@@ -151,8 +151,7 @@ one_line_2 "two runs blessed where 3 are asked for" "$bless" "$out/bless/run-1" 
 mkdir -p "$out/lacks"
 cp "$out"/bless/run-3/*.h5 "$out/lacks/"
 rm "$out"/lacks/hpcnn-blas-*.h5
-# (--ignore-outliers: a descheduled iteration of a blessed run is not what this checks)
-one_line_2 "a run that lacks a point of the set" env BLESS_ARGS=--ignore-outliers "$bless" "$out/bless/run-1" \
+one_line_2 "a run that lacks a point of the set" "$bless" "$out/bless/run-1" \
   "$out/bless/run-2" "$out/lacks" box smoke
 [ "$(cd "$ref" && find . -type f | sort | xargs md5sum)" = "$before" ] || { echo "FAIL: a refused blessing changed the reference"; fail=1; }
 one_line_2 "a missing reference" ./hpcnn-summary --compare "$out/nowhere" "$ref/run-1"

@@ -98,8 +98,7 @@ page_made() {
   [[ " $want " == *" $status "* ]] && grep -q 'page written to' "$out/page_made.err" ||
     { echo "FAIL: $* exited $status, want $want and a page:"; cat "$out/page_made.err"; fail=$LINENO; }
 }
-# --ignore-outliers: a descheduled iteration of the unchanged point is no STATUS failure here
-page_made 1 ./hpcnn-summary --compare "$out/ref" --html "$out/compare.html" --tolerance-floor 20% --ignore-outliers "$out/now"
+page_made 1 ./hpcnn-summary --compare "$out/ref" --html "$out/compare.html" --tolerance-floor 20% "$out/now"
 see compare "$out/compare.html"
 dom_check compare '
 rows = re.findall(r"<tbody>(.*?)</tbody>", dom, re.S)

@@ -30,8 +30,7 @@ if command -v gnuplot >/dev/null; then
   grep -q '<svg' "$out/breakdown.svg" || { echo "FAIL: no SVG written"; fail=1; }
 fi
 # An unchanged run compared with itself passes.
-# (outlier iterations, likely at these tiny counts on a shared machine, would be STATUS failures.)
-run ./hpcnn-summary --compare "$out/one" --tolerance 5% --ignore-outliers "$out/one" > /dev/null
+run ./hpcnn-summary --compare "$out/one" --tolerance 5% "$out/one" > /dev/null
 
 # A failing point (lenet5 needs 12x12 images) is recorded, the sweep goes on, exit status 1.
 err=$(./hpcnn-train --model lenet5,alexnet --backend reference --image-size 8 --batch 2 --iters 1 --warmup 0 --output "$out/failed" 2>&1 >/dev/null); st=$?

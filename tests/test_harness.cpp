@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <random>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -162,6 +163,24 @@ TEST(Stats, OutliersArePausesNotNoise) {
   // A wide but honest spread (every value within 3x the median) is not flagged.
   EXPECT_EQ(find_outliers({1, 2, 3, 1, 2, 3, 2.9}).count, 0);
   EXPECT_EQ(find_outliers({1, 100}).count, 0);  // too few to have a median to stand out from
+}
+
+// The stall share counts only what pauses cost beyond the median pace: a clean but skewed series
+// (lognormal, sigma 0.5: 1 - median / mean would read 12%) reads 0, a series whose every fourth
+// iteration waited 4 extra median iterations reads that time over the total.
+TEST(Stats, StallShareIsThePausesTimeBeyondTheMedianPace) {
+  std::mt19937_64 gen(7);
+  std::lognormal_distribution<double> clean(std::log(0.01), 0.5);
+  std::vector<double> skewed;
+  for (int i = 0; i < 4000; ++i) skewed.push_back(clean(gen));
+  EXPECT_LT(stall_share(skewed), 0.005);
+  std::vector<double> stalled;
+  for (int i = 0; i < 400; ++i) stalled.push_back(i % 4 == 0 ? 0.05 : 0.01);
+  // 100 iterations 0.04 s beyond the median 0.01 s, over a total of 100 * 0.05 + 300 * 0.01 s.
+  EXPECT_NEAR(stall_share(stalled), 100 * 0.04 / 8.0, 1e-12);
+  EXPECT_NEAR(find_outliers(stalled).excess, 4.0, 1e-12);
+  EXPECT_EQ(stall_share({}), 0.0);
+  EXPECT_EQ(stall_share({1, 100}), 0.0);
 }
 
 TEST(Activity, NestedWaitsNameTheInnermostAndCountTheOutermost) {

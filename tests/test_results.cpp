@@ -466,8 +466,53 @@ TEST_F(Results, UnknownAttributesAreSkipped) {
   reseal(file);
   ResultRun run = read_result_file(file);
   ASSERT_EQ(run.points.size(), 1u);
-  EXPECT_EQ(run.points[0].record.items().size(), 3u);
+  // suite, batch, img_per_s, and the stall_share the reader computes from iter_time_s.
+  EXPECT_EQ(run.points[0].record.items().size(), 4u);
   EXPECT_EQ(run.points[0].record.get("field_from_the_future"), nullptr);
+}
+
+// A file whose points carry median-based rates and no stall share is read with the delivered
+// figures in their place, computed from the times it holds; a point that has them is left alone.
+TEST_F(Results, MedianRatesOfOlderFilesAreReadAsDelivered) {
+  ResultWriter writer(path("older"), "hpcnn-train");
+  ResultPoint train;  // two ranks, four iterations: slowest 0.1 0.1 0.1 0.5; median 0.1, mean 0.2
+  train.record.set("suite", "hpcnn-train");
+  train.record.set("img_per_s", 640.0);  // 2 ranks x 32 / 0.1 s
+  train.record.set("gflops", 6.4);
+  train.record.set("iter_median_s", 0.1);
+  train.record.set("iter_mean_s", 0.2);
+  train.arrays.push_back({"iter_time_s", "s", {2, 4}, {0.1, 0.1, 0.1, 0.5, 0.05, 0.1, 0.1, 0.2}});
+  writer.add_point(train);
+  ResultPoint gemm;  // calls 1 1 1 1 1 1 1 1 1 11 ms: median 1 ms, mean 2 ms
+  gemm.record.set("suite", "hpcnn-blas");
+  gemm.record.set("sweep", "gemm");
+  gemm.record.set("gflops", 100.0);
+  gemm.record.set("iter_median_s", 0.001);
+  std::vector<double> calls(10, 0.001);
+  calls.back() = 0.011;
+  gemm.arrays.push_back({"call_time_s", "s", {1, 10}, calls});
+  writer.add_point(gemm);
+  ResultPoint fresh = train;  // written with the delivered figures: as it is
+  fresh.record.set("img_per_s", 320.0);
+  fresh.record.set("img_per_s_median", 640.0);
+  fresh.record.set("stall_share", 0.5);
+  writer.add_point(fresh);
+  const ResultRun run = read_result_file(writer.commit(Provenance{}));
+  ASSERT_EQ(run.points.size(), 3u);
+  const Record& t = run.points[0].record;
+  EXPECT_DOUBLE_EQ(*t.number("img_per_s"), 320.0);
+  EXPECT_DOUBLE_EQ(*t.number("img_per_s_median"), 640.0);
+  EXPECT_DOUBLE_EQ(*t.number("gflops"), 3.2);
+  EXPECT_DOUBLE_EQ(*t.number("gflops_median"), 6.4);
+  EXPECT_DOUBLE_EQ(*t.number("stall_share"), 0.4 / 0.8);
+  const Record& g = run.points[1].record;
+  EXPECT_NEAR(*g.number("gflops"), 50.0, 1e-9);
+  EXPECT_DOUBLE_EQ(*g.number("gflops_median"), 100.0);
+  EXPECT_NEAR(*g.number("iter_mean_s"), 0.002, 1e-15);
+  EXPECT_NEAR(*g.number("stall_share"), 0.01 / 0.02, 1e-12);
+  const Record& f = run.points[2].record;
+  EXPECT_DOUBLE_EQ(*f.number("img_per_s"), 320.0);
+  EXPECT_DOUBLE_EQ(*f.number("img_per_s_median"), 640.0);
 }
 
 TEST_F(Results, UncommittedFileIsRejected) {

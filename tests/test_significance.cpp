@@ -92,6 +92,12 @@ TEST(Significance, RunComparison) {
   const auto wide = compare_runs({100, 120, 80, 110, 90}, {100}, true)->detectable_change(0.01);
   ASSERT_TRUE(narrow && wide);
   EXPECT_GT(*wide, 4 * *narrow);
+  // A rate's detectable change is a drop: 1 - exp(-(t_alpha + t_0.2) se), smaller than the rise
+  // exp(z) - 1 a time has at the same distance.
+  const auto drop = compare_runs(ref, {100}, true), rise = compare_runs(ref, {100}, false);
+  const double z = (student_t_quantile_upper(0.01, drop->df) + student_t_quantile_upper(0.2, drop->df)) * drop->standard_error;
+  EXPECT_NEAR(*drop->detectable_change(0.01), -std::expm1(-z), 1e-12);
+  EXPECT_NEAR(*rise->detectable_change(0.01), std::expm1(z), 1e-12);
   // One run each side: no spread, no test.
   c = compare_runs({100}, {90}, true);
   EXPECT_FALSE(c->has_spread());
@@ -265,6 +271,24 @@ TEST(ReferenceRuns, Stability) {
   EXPECT_FALSE(s[1].stable_runs) << "a spread of about 30% cannot detect 25% with any number of runs";
 }
 
+// The detectable change is caught with 80% power: runs drawn with a lognormal spread and a drop of
+// exactly that size are called significant about 80% of the time (at the cut-off alone: 50%).
+TEST(Significance, DetectableChangeHasEightyPercentPower) {
+  std::mt19937_64 gen(11);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  const double alpha = 0.01;
+  int caught = 0, trials = 4000;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> ref;
+    for (int k = 0; k < 8; ++k) ref.push_back(100 * std::exp(noise(gen)));
+    // The detectable drop for this reference's spread (as a comparison would report it), applied.
+    const double d = *compare_runs(ref, {100}, true)->detectable_change(alpha);
+    const auto c = compare_runs(ref, {100 * (1 - d) * std::exp(noise(gen))}, true);
+    caught += c->p_worse < alpha;
+  }
+  EXPECT_NEAR(double(caught) / trials, kPower, 0.04);
+}
+
 TEST(ReferenceRuns, RunsThatWouldSteadyAPoint) {
   std::vector<Record> rows = runs_of("lenet5", {1000, 1010, 990, 1005, 995}, 200);
   for (const Record& r : runs_of("vgg11", {100, 112, 90, 106, 94}, 50)) rows.push_back(r);
@@ -277,8 +301,13 @@ TEST(ReferenceRuns, RunsThatWouldSteadyAPoint) {
   EXPECT_GT(*s[1].stable_runs, 5u);
   EXPECT_EQ(runs_to_detect(sd, alpha, 0.25), s[1].stable_runs);
   const double k = static_cast<double>(*s[1].stable_runs);
-  EXPECT_LE(std::expm1(student_t_quantile_upper(alpha, k - 1) * sd * std::sqrt(1 + 1 / k)), 0.25);
-  EXPECT_GT(std::expm1(student_t_quantile_upper(alpha, k - 2) * sd * std::sqrt(1 + 1 / (k - 1))), 0.25);
+  // With 80% power, as a rate's drop: (t_alpha + t_0.2) s sqrt(1 + 1/K) at most -ln(0.75).
+  auto drop = [&](double runs) {
+    const double t = student_t_quantile_upper(alpha, runs - 1) + student_t_quantile_upper(0.2, runs - 1);
+    return -std::expm1(-t * sd * std::sqrt(1 + 1 / runs));
+  };
+  EXPECT_LE(drop(k), 0.25);
+  EXPECT_GT(drop(k - 1), 0.25);
   EXPECT_FALSE(runs_to_detect(0.5, alpha, 0.25)) << "a 65% spread cannot detect 25% with any number of runs";
   const std::string table = stability_table(s);
   EXPECT_NE(table.find("UNSTABLE"), std::string::npos) << table;

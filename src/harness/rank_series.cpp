@@ -87,6 +87,15 @@ void set_iteration_fields(Record& r, const Stats& it) {
   r.set("iter_p95_s", it.p95);
 }
 
+Stats set_slowest_rank_fields(Record& r, const Array& a) {
+  const std::vector<double> slowest = max_over_ranks(a);
+  const Stats it = compute_stats(slowest);
+  set_iteration_fields(r, it);
+  r.set("outlier_iters", static_cast<std::int64_t>(find_outliers(slowest).count));
+  r.set("stall_share", stall_share(slowest));
+  return it;
+}
+
 void PhaseArrays::append_to(std::vector<Array>& arrays) const {
   for (const Array* a : {&iter, &warmup, &load, &forward, &backward, &comm_wait, &update}) arrays.push_back(*a);
 }
@@ -104,9 +113,7 @@ PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm) {
 }
 
 Stats set_phase_fields(Record& r, const PhaseArrays& a) {
-  const Stats it = slowest_rank_stats(a.iter);
-  set_iteration_fields(r, it);
-  r.set("outlier_iters", static_cast<std::int64_t>(find_outliers(max_over_ranks(a.iter)).count));
+  const Stats it = set_slowest_rank_fields(r, a.iter);
   r.set("load_s", slowest_rank_stats(a.load).median);
   r.set("forward_s", slowest_rank_stats(a.forward).median);
   r.set("backward_s", slowest_rank_stats(a.backward).median);

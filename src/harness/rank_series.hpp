@@ -31,6 +31,10 @@ Stats slowest_rank_stats(const Array& a);
 // iter_median_s, iter_mean_s, iter_std_s, iter_min_s, iter_max_s, iter_p5_s, iter_p95_s.
 void set_iteration_fields(Record& r, const Stats& it);
 
+// The slowest rank's iteration per iteration of a [ranks][n] series: set_iteration_fields, and its
+// stalls (outlier_iters, stall_share). Returns the iteration statistics.
+Stats set_slowest_rank_fields(Record& r, const Array& a);
+
 // A training loop's series gathered over the ranks of comm, by name ([ranks][n] on rank 0).
 struct PhaseArrays {
   Array iter, warmup, load, forward, backward, comm_wait, update;
@@ -40,7 +44,7 @@ struct PhaseArrays {
 };
 PhaseArrays gather_phases(const PhaseSeries& mine, MPI_Comm comm);
 
-// From the slowest rank per iteration: set_iteration_fields, and the phase medians load_s,
+// From the slowest rank per iteration: set_slowest_rank_fields, and the phase medians load_s,
 // forward_s, backward_s, comm_wait_s, update_s. Returns the iteration statistics.
 Stats set_phase_fields(Record& r, const PhaseArrays& a);
 

@@ -33,25 +33,6 @@ Stats compute_stats(std::vector<double> sample) {
   return s;
 }
 
-Outliers find_outliers(const std::vector<double>& sample) {
-  Outliers out;
-  if (sample.size() < 3) return out;  // no median to stand out from
-  std::vector<double> sorted = sample;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = percentile(sorted, 50);
-  std::vector<double> deviations;
-  for (double x : sorted) deviations.push_back(std::fabs(x - median));
-  std::sort(deviations.begin(), deviations.end());
-  const double sigma = 1.4826 * percentile(deviations, 50);  // the MAD as a normal's sigma
-  const double limit = std::max(3 * median, median + 10 * sigma);
-  for (double x : sample)
-    if (x > limit) {
-      ++out.count;
-      out.worst = std::max(out.worst, x);
-    }
-  return out;
-}
-
 double student_t_975(int dof) {
   // Table for small dof (where it matters), then the normal approximation with a 1/dof term.
   static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,

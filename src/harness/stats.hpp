@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "base/stalls.hpp"  // find_outliers, stall_share: the suites record both
+
 namespace hpcnn {
 
 struct Stats {
@@ -14,16 +16,6 @@ struct Stats {
 // sample standard deviation (n - 1). An empty sample gives all zeros.
 Stats compute_stats(std::vector<double> sample);
 double percentile(const std::vector<double>& sorted, double q);  // q in [0, 100]
-
-// Timed iterations that a pause made slow (a stopped or descheduled rank, a page-in storm, a
-// stalled file system): longer than 3x the median AND than the median plus 10 scaled MADs, so the
-// ordinary spread of a noisy machine is not flagged. A point's rates still include them; the count
-// says its measurement is not clean.
-struct Outliers {
-  int count = 0;
-  double worst = 0;  // the slowest one's time (0: none)
-};
-Outliers find_outliers(const std::vector<double>& sample);
 
 // Two-sided 95% confidence interval of the mean of `sample` (Student t with n - 1 degrees of
 // freedom); {mean, mean} for fewer than two values.

@@ -20,7 +20,6 @@
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
-#include "results/verdict.hpp"
 #include "results/record.hpp"
 #include "harness/signals.hpp"
 #include "harness/watchdog.hpp"
@@ -346,22 +345,23 @@ struct SweepState {
   std::string stop_reason;   // the interrupted point's reason (rank 0)
 };
 
-// A point whose timed iterations include outliers (a paused rank) is kept, but not silently: a
-// warning when they cost a noticeable share of the point's time (outliers_matter(), which makes
-// the point unclean for --compare too, and 0.5 s beyond the median pace); the field counts every
-// one, so a few descheduled milliseconds of a busy machine are recorded without a warning.
-void warn_about_outliers(const char* program, std::size_t number, const Record& r) {
-  const double outliers = r.number("outlier_iters").value_or(0);
-  const double n = r.number("iters").value_or(0), mean = r.number("iter_mean_s").value_or(0),
-               median = r.number("iter_median_s").value_or(0);
-  const double lost = (mean - median) * n;
-  if (!outliers_matter(r) || lost < 0.5) return;
+// A point whose timed iterations include stalls (a paused rank, a throttled CPU) is kept, and its
+// delivered figures include them, but not silently: a warning when they cost a noticeable share of
+// the point's time (kStallWarning) and 0.5 s; the fields count every one, so a few descheduled
+// milliseconds of a busy machine are recorded without a warning.
+constexpr double kStallWarning = 0.1;
+void warn_about_stalls(const char* program, std::size_t number, const Record& r) {
+  const double outliers = r.number("outlier_iters").value_or(0), share = r.number("stall_share").value_or(0);
+  const double timed = r.number("iters").value_or(0) * r.number("iter_mean_s").value_or(0);
+  if (outliers <= 0 || share < kStallWarning || share * timed < 0.5) return;
   progress().clear();
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%s: point %zu: %.0f timed iteration(s) far slower than the median %.4g s (slowest %.4g s): a paused "
-               "or descheduled rank? The point's figures include them (outlier_iters).\n",
-               program, number, outliers, r.number("iter_median_s").value_or(0), r.number("iter_max_s").value_or(0));
+               "%s: point %zu: %.0f timed iteration(s) far slower than the median %.4g s (slowest %.4g s) took %.0f%% "
+               "of the timed time: a paused or descheduled rank, a throttled CPU? The delivered figures include "
+               "them (stall_share).\n",
+               program, number, outliers, r.number("iter_median_s").value_or(0), r.number("iter_max_s").value_or(0),
+               100.0 * share);
 }
 
 // Rank 0: the point's status as text, its reproducer; into the journal (durable) and the file.
@@ -373,7 +373,7 @@ void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, 
   point.record.set("reproducer", point_reproducer(suite.program, o, p));
   f.journal->add(index, point);
   maybe_kill_for_test(f.journal->points());
-  warn_about_outliers(suite.program, index + 1, point.record);
+  warn_about_stalls(suite.program, index + 1, point.record);
   f.writer->add_point(point);
   ++st.tally[point.status];
   ++st.written;

@@ -14,6 +14,7 @@
 #include "results/checksum_block.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/result_schema.hpp"
+#include "results/delivered_figures.hpp"
 
 namespace hpcnn {
 
@@ -39,6 +40,7 @@ ResultPoint read_point(hid_t points, const std::string& name, const Where& file_
     }
   }
   for (const std::string& link : link_names(group.get(), where)) point.arrays.push_back(read_array(group.get(), link, where));
+  complete_delivered_figures(point);
   return point;
 }
 

@@ -95,16 +95,32 @@ std::vector<double> holm_adjusted(const std::vector<double>& p) {
   return adjusted;
 }
 
-std::optional<double> RunComparison::detectable_change(double alpha) const {
-  if (!has_spread()) return std::nullopt;
-  return std::expm1(student_t_quantile_upper(alpha, df) * standard_error);
+double change_at_log_distance(double z, bool higher_is_better) {
+  return higher_is_better ? -std::expm1(-z) : std::expm1(z);
 }
 
-std::optional<std::size_t> runs_to_detect(double log_sd, double alpha, double limit, std::size_t most) {
+namespace {
+
+// t_alpha + t_(1-power): the log distance, in standard errors, that a one-sided test at `alpha`
+// detects with probability kPower.
+double detecting_t(double alpha, double df) {
+  return student_t_quantile_upper(alpha, df) + student_t_quantile_upper(1.0 - kPower, df);
+}
+
+}  // namespace
+
+std::optional<double> RunComparison::detectable_change(double alpha) const {
+  if (!has_spread()) return std::nullopt;
+  return change_at_log_distance(detecting_t(alpha, df) * standard_error, higher_is_better);
+}
+
+std::optional<std::size_t> runs_to_detect(double log_sd, double alpha, double limit, std::size_t most,
+                                          bool higher_is_better) {
   if (!(log_sd >= 0) || !(limit > 0)) return std::nullopt;
   for (std::size_t k = 2; k <= most; ++k) {
     const double runs = static_cast<double>(k);
-    if (std::expm1(student_t_quantile_upper(alpha, runs - 1) * log_sd * std::sqrt(1 + 1 / runs)) <= limit) return k;
+    const double z = detecting_t(alpha, runs - 1) * log_sd * std::sqrt(1 + 1 / runs);
+    if (change_at_log_distance(z, higher_is_better) <= limit) return k;
   }
   return std::nullopt;
 }
@@ -115,6 +131,7 @@ std::optional<RunComparison> compare_runs(const std::vector<double>& reference, 
   if (a.empty() || b.empty()) return std::nullopt;
   RunComparison c;
   c.reference_runs = a.size(), c.now_runs = b.size();
+  c.higher_is_better = higher_is_better;
   const double d = mean_of(b) - mean_of(a);
   c.ratio = std::exp(d);
   c.df = static_cast<double>(a.size() + b.size()) - 2.0;

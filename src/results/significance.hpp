@@ -42,16 +42,26 @@ struct RunComparison {
   double p_worse = 1, p_better = 1;  // one-sided p-values that the system got worse / better
   // The ratio's two-sided interval at `level` (0.95 by default): exp(d -+ t * se).
   double ratio_low = 0, ratio_high = 0;
+  bool higher_is_better = true;  // a rate: a change is a drop; a time: a rise
   bool has_spread() const { return df > 0; }
-  // The smallest relative change (0.2 = 20%) the comparison would call significant at one-sided
-  // level `alpha`: exp(t_alpha * se) - 1. Unset without a spread.
+  // The smallest relative change (0.2 = 20%) the comparison catches with probability kPower at
+  // one-sided level `alpha`: the log distance (t_alpha + t_(1-power)) * se, as a rate's drop
+  // (1 - exp(-z)) or a time's rise (exp(z) - 1). A change at the significance cut-off alone
+  // (t_alpha * se) is caught only half the time. Unset without a spread.
   std::optional<double> detectable_change(double alpha) const;
 };
 
+// The power detectable_change and runs_to_detect give a change of their size.
+inline constexpr double kPower = 0.8;
+// The relative change at log distance z: a rate's drop 1 - exp(-z), a time's rise exp(z) - 1.
+double change_at_log_distance(double z, bool higher_is_better);
+
 // The fewest reference runs (at most `most`) with which a one-run comparison at one-sided level
-// `alpha` would detect a change of `limit` (0.25 = 25%), if the runs keep spreading `log_sd`:
-// exp(t(alpha, K - 1) s sqrt(1 + 1/K)) - 1 <= limit. Unset when even `most` runs would not do.
-std::optional<std::size_t> runs_to_detect(double log_sd, double alpha, double limit, std::size_t most = 100);
+// `alpha` would detect a change of `limit` (0.25 = 25%) with probability kPower, if the runs keep
+// spreading `log_sd`: (t(alpha, K - 1) + t(1 - kPower, K - 1)) s sqrt(1 + 1/K) as a change of that
+// direction <= limit. Unset when even `most` runs would not do.
+std::optional<std::size_t> runs_to_detect(double log_sd, double alpha, double limit, std::size_t most = 100,
+                                          bool higher_is_better = true);
 
 // higher_is_better: rates (images/s, GB/s); false for times. Figures must be > 0 (others are
 // ignored). Returns nullopt when either side has no usable figure.

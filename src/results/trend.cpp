@@ -73,12 +73,11 @@ std::vector<std::string> metrics_for(const std::vector<const Record*>& rows, con
 
 // A night's value of `metric` over the point's rows in one run (the best of its rounds), and its
 // status problem.
-TrendNight night_of(const std::string& time, const std::vector<const Record*>& rows, const std::string& metric,
-                    bool ignore_outliers) {
+TrendNight night_of(const std::string& time, const std::vector<const Record*>& rows, const std::string& metric) {
   TrendNight n;
   n.time = time;
   for (const Record* r : rows)
-    if (n.problem.empty()) n.problem = point_problem(*r, ignore_outliers);
+    if (n.problem.empty()) n.problem = point_problem(*r);
   // The best of the run's rounds (verdict.hpp's run_figures), as --compare takes it.
   if (const std::vector<double> v = run_figures(rows, metric); !v.empty()) n.value = median(v);
   if (!n.problem.empty()) n.flag = NightFlag::Status;
@@ -207,7 +206,7 @@ std::vector<PointTrend> trend_points(std::vector<TrendRun> runs, const std::vect
     for (const std::string& metric : metrics_for(all, metrics)) {
       PointTrend t;
       t.suite = all.front()->text("suite"), t.settings = label, t.metric = metric;
-      for (const auto& [time, rows] : by_time) t.nights.push_back(night_of(time, rows, metric, s.ignore_outliers));
+      for (const auto& [time, rows] : by_time) t.nights.push_back(night_of(time, rows, metric));
       bool any = false;
       for (const TrendNight& n : t.nights) any = any || n.value;
       if (!any) continue;  // a --metric this kind of point does not have

@@ -21,7 +21,6 @@ struct TrendSettings {
   double robust_z = 3.5;    // flagged beyond median -+ robust_z * 1.4826 MAD (Iglewicz-Hoaglin's 3.5)
   double drift_z = 3.3;     // Mann-Kendall |z| over the last 2N runs beyond which they drift (p < 0.0005 one-sided)
   double floor = 0.05;      // --tolerance-floor: neither a band nor a drift narrower than this fraction
-  bool ignore_outliers = false;  // --ignore-outliers: outlier iterations do not make a night STATUS
 };
 
 // One run (one result file) and when it started.

@@ -57,9 +57,9 @@ std::optional<double> median_metric(const std::vector<const Record*>& rows, cons
   return median(v);
 }
 
-std::string first_problem(const std::vector<const Record*>& rows, bool ignore_outliers) {
+std::string first_problem(const std::vector<const Record*>& rows) {
   for (const Record* r : rows)
-    if (std::string p = point_problem(*r, ignore_outliers); !p.empty()) return p;
+    if (std::string p = point_problem(*r); !p.empty()) return p;
   return {};
 }
 
@@ -96,28 +96,72 @@ std::vector<double> run_figures(const std::vector<const Record*>& rows, const st
 }
 
 RateAt parse_rate_at(const std::string& text) {
+  if (text == "delivered") return RateAt::Delivered;
   if (text == "median") return RateAt::Median;
   if (text == "p5") return RateAt::P5;
-  throw UsageError("--at: '" + text + "' is not median or p5");
+  throw UsageError("--at: '" + text + "' is not delivered, median or p5");
 }
 
-const char* rate_at_name(RateAt at) { return at == RateAt::P5 ? "p5" : "median"; }
+const char* rate_at_name(RateAt at) {
+  switch (at) {
+    case RateAt::Delivered: return "delivered";
+    case RateAt::Median: return "median";
+    case RateAt::P5: return "p5";
+  }
+  return "?";
+}
+
+const char* rate_at_text(RateAt at) {
+  switch (at) {
+    case RateAt::Delivered: return "delivered (work over wall time)";
+    case RateAt::Median: return "median iteration";
+    case RateAt::P5: return "5th-percentile iteration";
+  }
+  return "?";
+}
+
+namespace {
+
+// One rate of a row taken at the median or the 5th-percentile iteration: from the median-based
+// figure where the suite records one (img_per_s_median), else from the delivered figure and the
+// mean time it was computed over (the allreduce's bandwidths: time_avg_us).
+struct RateSource {
+  const char* rate;
+  const char* median_rate;  // "" when the row has none
+  const char* mean_time;    // the time the delivered figure is over
+};
+
+void rate_at(Record& r, const RateSource& src, RateAt at) {
+  const auto x = r.number(src.rate);
+  if (!x) return;
+  const auto median_s = r.number("iter_median_s");
+  double at_median = 0;
+  if (const auto m = *src.median_rate ? r.number(src.median_rate) : std::nullopt) {
+    at_median = *m;
+  } else if (const auto mean = r.number(src.mean_time); mean && median_s && *median_s > 0) {
+    const double mean_s = std::string(src.mean_time) == "time_avg_us" ? *mean * 1e-6 : *mean;
+    at_median = *x * mean_s / *median_s;
+  } else {
+    return;
+  }
+  if (at == RateAt::Median) {
+    r.set(src.rate, at_median);
+    return;
+  }
+  const auto p5 = r.number("iter_p5_s");
+  if (p5 && *p5 > 0 && median_s && *median_s > 0) r.set(src.rate, at_median * *median_s / *p5);
+}
+
+}  // namespace
 
 void rates_at(std::vector<Record>& rows, RateAt at) {
-  if (at == RateAt::Median) return;
-  // Each rate and the time it was computed from: the same work over the 5th-percentile time.
-  const std::pair<const char*, const char*> rates[] = {
-      {"img_per_s", "iter_median_s"}, {"gflops", "iter_median_s"}, {"busbw_gbs", "time_avg_us"}, {"algbw_gbs", "time_avg_us"}};
-  for (Record& r : rows) {
-    const auto p5 = r.number("iter_p5_s");
-    if (!p5 || !(*p5 > 0)) continue;
-    for (const auto& [rate, time] : rates) {
-      const auto x = r.number(rate), base = r.number(time);
-      if (!x || !base) continue;
-      const double base_s = std::string(time) == "time_avg_us" ? *base * 1e-6 : *base;
-      r.set(rate, *x * base_s / *p5);
-    }
-  }
+  if (at == RateAt::Delivered) return;
+  static const RateSource sources[] = {{"img_per_s", "img_per_s_median", "iter_mean_s"},
+                                       {"gflops", "gflops_median", "iter_mean_s"},
+                                       {"busbw_gbs", "", "time_avg_us"},
+                                       {"algbw_gbs", "", "time_avg_us"}};
+  for (Record& r : rows)
+    for (const RateSource& src : sources) rate_at(r, src, at);
 }
 
 const char* verdict_name(Verdict v) {
@@ -133,7 +177,7 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-std::string point_problem(const Record& row, bool ignore_outliers) {
+std::string point_problem(const Record& row) {
   // Wrong elements first: the most specific reason (such a point's status is failed too).
   if (const auto wrong = row.number("wrong"); wrong && *wrong > 0) return row.text("wrong") + " wrong elements";
   const std::string status = row.text("status");
@@ -142,22 +186,7 @@ std::string point_problem(const Record& row, bool ignore_outliers) {
     return "status " + status + (reason.empty() ? "" : ": " + reason);
   }
   if (row.text("phase_check") == "failed") return "phase check failed (gap " + row.text("phase_gap_max") + ")";
-  if (!ignore_outliers && outliers_matter(row)) {
-    char share[32];
-    std::snprintf(share, sizeof share, "%.0f%%", 100.0 * outlier_share(row));
-    return row.text("outlier_iters") + " outlier iterations (" + share + " of the timed time)";
-  }
   return {};
-}
-
-double outlier_share(const Record& row) {
-  const double mean = row.number("iter_mean_s").value_or(0), median = row.number("iter_median_s").value_or(0);
-  return mean > 0 && mean > median ? 1.0 - median / mean : 0.0;
-}
-
-bool outliers_matter(const Record& row) {
-  const auto o = row.number("outlier_iters");
-  return o && *o > 0 && outlier_share(row) >= kOutlierShare;
 }
 
 std::optional<double> PointVerdict::ratio() const {
@@ -296,7 +325,18 @@ void test_runs(const Group& ref, const Group& now, const Tolerances& tol, PointV
   set_threshold(tol, v.metric, v);
   const std::vector<double> a = run_figures(ref.rows, v.metric), b = run_figures(now.rows, v.metric);
   v.runs = compare_runs(a, b, higher_is_better(v.metric));
-  if (!v.runs) {  // figures of zero or below: no logarithms, judged as single runs
+  if (!v.runs || !v.runs->has_spread()) {
+    // Figures of zero or below (no logarithms), or too few usable runs to leave a degree of
+    // freedom: judged as single runs, on the band of the reference's own spread, each side's
+    // figure the median of its usable runs where it has any.
+    v.runs.reset();
+    auto usable_median = [](std::vector<double> x) -> std::optional<double> {
+      x.erase(std::remove_if(x.begin(), x.end(), [](double f) { return !(f > 0); }), x.end());
+      if (x.empty()) return std::nullopt;
+      return median(std::move(x));
+    };
+    if (const auto r = usable_median(a)) v.reference = r;
+    if (const auto n = usable_median(b)) v.now = n;
     judge_one_run(ref, tol, v);
     return;
   }
@@ -334,7 +374,7 @@ void decide_tested(const Tolerances& tol, double one_test_alpha, PointVerdict& v
     std::optional<double> stable_iters;
     if (v.iters) stable_iters = iterations_to_detect(*v.iters, *v.detectable, tol.unstable_above);
     v.why = steadying_advice(c.reference_runs, std::expm1(c.log_sd), *v.detectable,
-                             runs_to_detect(c.log_sd, one_test_alpha, tol.unstable_above), v.iters, stable_iters);
+                             runs_to_detect(c.log_sd, one_test_alpha, tol.unstable_above, 100, c.higher_is_better), v.iters, stable_iters);
   } else {
     v.verdict = Verdict::Ok;
     const bool worse_side = up ? c.ratio < 1 : c.ratio > 1;
@@ -385,6 +425,48 @@ void judge_matched(const Group& r, const Group& c, const std::string& ref_proble
   }
 }
 
+// The stall share of the round each run's figure of `metric` came from (run_figures' choice).
+std::vector<double> run_stall_shares(const std::vector<const Record*>& rows, const std::string& metric) {
+  const bool up = higher_is_better(metric);
+  std::map<std::string, const Record*> best;
+  std::vector<double> out;
+  for (const Record* r : rows) {
+    const auto x = r->number(metric);
+    if (!x || !std::isfinite(*x) || !r->number("stall_share")) continue;
+    const std::string run = r->text("run");
+    if (run.empty()) {
+      out.push_back(*r->number("stall_share"));
+      continue;
+    }
+    const auto [it, fresh] = best.try_emplace(run, r);
+    const double held = *it->second->number(metric);
+    if (!fresh && (up ? *x > held : *x < held)) it->second = r;
+  }
+  for (const auto& [run, r] : best) out.push_back(*r->number("stall_share"));
+  return out;
+}
+
+bool is_rate(const std::string& metric) {
+  return metric == "img_per_s" || metric == "gflops" || metric == "busbw_gbs" || metric == "algbw_gbs";
+}
+
+void set_stalls(const Group& ref, const Group& now, PointVerdict& v) {
+  if (!is_rate(v.metric)) return;
+  const std::vector<double> a = run_stall_shares(ref.rows, v.metric), b = run_stall_shares(now.rows, v.metric);
+  if (a.empty() || b.empty()) return;
+  v.stalls_reference = std::make_pair(*std::min_element(a.begin(), a.end()), *std::max_element(a.begin(), a.end()));
+  v.stalls_now = *std::max_element(b.begin(), b.end());
+}
+
+// "; stalls took 31% of the time (reference 0.5-2%)" where they took more now than in any reference run.
+std::string stalls_text(const PointVerdict& v) {
+  if (!v.stalls_now || !v.stalls_reference || *v.stalls_now < v.stalls_reference->second + kStallMention) return {};
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; stalls took %.2g%% of the time (reference %.2g-%.2g%%)", 100.0 * *v.stalls_now,
+                100.0 * v.stalls_reference->first, 100.0 * v.stalls_reference->second);
+  return buf;
+}
+
 }  // namespace
 
 std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, const std::vector<Record>& now,
@@ -409,8 +491,8 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
     const Group& r = ref.at(key);
     const auto it = cur.find(key);
     const Group* c = it == cur.end() ? nullptr : &it->second;
-    const std::string ref_problem = first_problem(r.rows, tol.ignore_outliers);
-    const std::string now_problem = c ? first_problem(c->rows, tol.ignore_outliers) : "";
+    const std::string ref_problem = first_problem(r.rows);
+    const std::string now_problem = c ? first_problem(c->rows) : "";
     std::vector<std::string> ms = metrics_of(&r, c);
     if (ms.empty()) ms.push_back("status");  // nothing to measure: the point still gets a verdict
     for (const std::string& metric : ms) {
@@ -426,6 +508,7 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
         continue;  // a --metric this kind of point does not have
       } else {
         judge_matched(r, *c, ref_problem, now_problem, tol, v);
+        set_stalls(r, *c, v);
       }
       out.push_back(std::move(v));
     }
@@ -446,6 +529,8 @@ std::vector<PointVerdict> compare_points(const std::vector<Record>& reference, c
     }
   }
   decide_all_tested(tol, out);
+  for (PointVerdict& v : out)
+    if (!v.why.empty()) v.why += stalls_text(v);
   return out;
 }
 

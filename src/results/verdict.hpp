@@ -9,8 +9,9 @@
 // so widely that only a change beyond --unstable-above could be detected is UNSTABLE (not a pass,
 // not a failure) unless its change is significant anyway. With one run on each side the band is
 // the run's own iteration spread (p5..p95), never below the floor. Status problems (failed,
-// diverged, skipped, wrong elements, failed phase check, outlier iterations) and points missing
-// on either side are failures of their own.
+// diverged, skipped, wrong elements, failed phase check) and points missing on either side are
+// failures of their own. Stalls are no status problem: they are in the delivered rates, and a
+// verdict on a rate says what share of the time they took now and in the reference.
 // No MPI, no HDF5: rows are the Records hpcnn-summary reads (report.hpp).
 #pragma once
 
@@ -34,7 +35,6 @@ struct Tolerances {
   double floor = 0.05;                     // --tolerance-floor: the narrowest band
   std::map<std::string, double> per_metric;  // --tolerance METRIC=FRACTION: the band, whatever the data say
   std::optional<double> all_metrics;        // --tolerance FRACTION: a fixed band for every metric
-  bool ignore_outliers = false;             // --ignore-outliers: outlier iterations are not a failure
   double alpha = 0.05;           // --alpha: family-wise chance that an unchanged run is called a regression
   double unstable_above = 0.25;  // --unstable-above: a point that cannot detect a change this large is UNSTABLE
 };
@@ -57,6 +57,10 @@ struct PointVerdict {
   double p_better_adjusted = 1;
   std::optional<double> detectable;   // the smallest change this point can detect (Bonferroni level)
   std::optional<double> iters;        // the reference's timed iterations per run (median)
+  // For a rate: the stall share of the round each run's figure came from, the largest now and the
+  // reference runs' range (stall_share); unset where the rows have none.
+  std::optional<double> stalls_now;
+  std::optional<std::pair<double, double>> stalls_reference;
   std::string why;                    // why it passed or failed, one line
   std::optional<double> ratio() const;  // now / reference
   std::string message() const;          // one line with the numbers, for JUnit and the log
@@ -66,33 +70,32 @@ struct PointVerdict {
 // else busbw_gbs, else gflops) plus test_acc where the point trained on real data.
 std::vector<std::string> default_metrics(const Record& row);
 bool higher_is_better(const std::string& metric);  // false for times (unit s)
-// --at: the iteration time the rates of a comparison are taken at. `median` is the figure as the
-// suite reports it (img_per_s, gflops: over the median iteration; busbw_gbs: over the mean call);
-// `p5` the same work over the 5th-percentile iteration time (iter_p5_s): the speed of the
-// iterations nothing outside disturbed, which a slower system lowers as much as the median while a
-// noisy neighbour, who slows some iterations, moves it far less.
-enum class RateAt { Median, P5 };
-RateAt parse_rate_at(const std::string& text);  // "median" | "p5"; UsageError otherwise
+// --at: the iteration time the rates of a comparison are taken at. `delivered` (the default) is the
+// figure as the suite reports it: the timed work over the timed wall time (img_per_s, gflops,
+// busbw_gbs: over the mean iteration or call), so that stalls, a throttled CPU quota or a stray
+// process lower it by the time they take. `median` the same work over the median iteration
+// (img_per_s_median, gflops_median), `p5` over the 5th-percentile one (iter_p5_s): the speed of
+// the iterations nothing outside disturbed, which a node losing CPU in slices does not lower.
+enum class RateAt { Delivered, Median, P5 };
+RateAt parse_rate_at(const std::string& text);  // "delivered" | "median" | "p5"; UsageError otherwise
 const char* rate_at_name(RateAt at);
+// How a heading says it: "delivered (work over wall time)", "median iteration", "5th-percentile iteration".
+const char* rate_at_text(RateAt at);
 // Rewrites the rate figures of every row (img_per_s, gflops, busbw_gbs, algbw_gbs) to `at`, where
-// the row has the times to do it (a row without iter_p5_s keeps its figures).
+// the row has the times to do it (a row without them keeps its figures).
 void rates_at(std::vector<Record>& rows, RateAt at);
 
 // One figure of `metric` per run among the rows of one point: the best of the rows that share a
 // `run` (the rounds of a run), each row without one a run of its own.
 std::vector<double> run_figures(const std::vector<const Record*>& rows, const std::string& metric);
 // What makes a point's figures untrustworthy (wrong elements, a status other than ok, a failed
-// phase check, outlier iterations that matter unless ignored), or "" when nothing does.
-std::string point_problem(const Record& row, bool ignore_outliers);
+// phase check), or "" when nothing does.
+std::string point_problem(const Record& row);
 
-// Outlier iterations (a paused, stopped or descheduled rank: outlier_iters) matter when the time
-// they took beyond the median pace is a noticeable share of the timed time: at least
-// kOutlierShare of it, 1 - median / mean of the iteration time. A few descheduled milliseconds
-// among thousands of iterations move neither the median nor the verdict; a rank stopped for a
-// second in a short point does.
-inline constexpr double kOutlierShare = 0.1;
-double outlier_share(const Record& row);
-bool outliers_matter(const Record& row);
+// A verdict on a rate names the stalls when they took a larger share of the time now than in any
+// reference run, by at least this much (the share, stall_share, is of the round the figure came
+// from): "stalls took 31% of the time (reference 0.5-2%)".
+inline constexpr double kStallMention = 0.02;
 
 // One verdict per matched point and metric, in the reference's key order, then points only now.
 // metrics empty: default_metrics() of each point.
