@@ -12,7 +12,8 @@ For every point (model x mode x batch x threads) and each of --repeat rounds it 
 side (bench/torch_bench.py, a subprocess of each --torch-python) and then hpcnn
 (BUILD_DIR/hpcnn-train or hpcnn-infer --backend dnnl ... --quiet, read back through
 hpcnn-summary --format csv); rounds alternate so that drifting machine load hits both sides.
-Each run reports the median of its per-iteration times; the table shows the median over rounds.
+Each run reports its delivered images/s (the timed images over the timed iterations' total, on
+both sides); the table shows the median over rounds.
 The first --torch-python is the reference for the targets; further ones are shown beside it.
 
 On a shared machine every run also measures the "foreign" CPU share: the CPU time other

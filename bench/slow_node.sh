@@ -8,8 +8,8 @@
 # away about PCT percent (an integer 1 to 90; "25" and "25%" alike) of what the command gets,
 # tears the fault down however it ends (COMMAND exiting or failing, this script getting SIGINT,
 # SIGTERM or SIGHUP) and exits with COMMAND's exit status. Those three signals are passed on to
-# COMMAND (for slices, to its process group) after the fault is gone; the script still waits for
-# COMMAND and exits with its status.
+# COMMAND's process after the fault is gone; the script still waits for COMMAND and exits with its
+# status.
 #
 # Kinds (each works in periods of SLOW_NODE_PERIOD_MS, default 20 ms, from 2 to 1000):
 #   none    COMMAND as it is (PCT may then also be 0), so that callers can loop over kinds.
@@ -24,12 +24,17 @@
 #           (threads, the ranks an mpirun starts) is inside. At the end anything still in it is
 #           moved back to this script's cgroup and the cgroup is removed. Needs write access to
 #           the cgroup file system (root, or a delegated cgroup).
-#   slices  The same share taken without cgroups: COMMAND runs in a session and process group of
-#           its own (setsid), and a controller stops the whole group (SIGSTOP) for PCT% of every
-#           period and continues it (SIGCONT) for the rest. mpirun and the ranks it starts stay in
-#           that group; a process that leaves it (setsid, setpgid, a daemon) escapes. COMMAND has
-#           no controlling terminal, so a terminal's Ctrl-C reaches it only through this script.
-#           The group is always left continued.
+#   slices  The same share taken without cgroups, by stopping COMMAND: a controller sends SIGSTOP
+#           to COMMAND's process and all its descendants for PCT% of every period and SIGCONT for
+#           the rest. The processes are looked up every 100 ms (/proc/PID/task/*/children; a new
+#           one is stopped once it has been seen for 100 ms), so that ranks an mpirun starts are
+#           caught (Open MPI puts each rank in a process group of its own, so stopping COMMAND's
+#           process group would miss them). Left running is a process that handles SIGCONT
+#           itself: a launcher such as mpirun, which would pass every SIGCONT on to its ranks with
+#           a message (its ranks are stopped; a program of COMMAND's own that handles SIGCONT is
+#           not slowed). A process that leaves the tree (a daemon, reparented) escapes. A stop
+#           lasts its share from when it is sent, so it can be a little longer than PCT% when the
+#           controller wakes late. Everything stopped is always continued.
 #   hog     A competing process, as a stray daemon or a co-scheduled job: one per CPU (nproc),
 #           spinning on the CPU (a bash loop, no system calls but reading the clock) for
 #           min(2*PCT, 100)% of every period and sleeping the rest, at COMMAND's nice level. The
@@ -41,14 +46,15 @@
 #           copying a 256 MiB buffer (half to half, in 4 MiB pieces, far beyond any cache; python3)
 #           for min(2*PCT, 100)% of every period and sleeping the rest. It takes memory bandwidth
 #           (and the CPU it runs on) from COMMAND; how much that slows COMMAND depends on how
-#           memory-bound COMMAND is: the PCT is the copier's duty, not a promised loss.
+#           memory-bound COMMAND is and on how much of the machine's bandwidth the copiers can
+#           take (on a VM with few CPUs, little): the PCT sets the copiers' duty, not a loss.
 #
 # Output: nothing on stdout. One line on stderr at the start, "slow_node.sh: KIND PCT%: <what was
 # set up>", unless SLOW_NODE_QUIET=1.
 # Exit status: COMMAND's; 2 for bad usage (unknown KIND, PCT not an integer in 1..90, no COMMAND,
 # a bad SLOW_NODE_PERIOD_MS), with one line on stderr naming the bad value; 3 when the fault cannot
-# be set up on this machine (no writable cgroup cpu controller, no setsid, bash older than 5, no
-# python3), with one line on stderr saying what is missing, COMMAND not run (a caller may skip).
+# be set up on this machine (no writable cgroup cpu controller, bash older than 5, no python3),
+# with one line on stderr saying what is missing, COMMAND not run (a caller may skip).
 # The helpers (hog, membw copiers, slices controller) carry "hpcnn-slow-KIND-PID" in their command
 # line (PID: this script's) and end by themselves within a period if this script dies. Only a
 # SIGKILL of this script can leave something behind: an empty cgroup hpcnn-slow-PID (rmdir it).
@@ -94,7 +100,7 @@ tag=hpcnn-slow-$kind-$$
 
 # --- state and teardown --------------------------------------------------------------------------
 helpers=()        # PIDs of the helper processes this script started
-cmd_pid=          # COMMAND's PID (for slices also its process group)
+cmd_pid=          # COMMAND's PID
 cg=               # the cgroup made for quota
 cg_home=          # the cgroup this script was in (where leftovers go back to)
 torn=0
@@ -123,7 +129,6 @@ teardown() {
   local p
   for p in "${helpers[@]}"; do kill -TERM "$p" 2>/dev/null; done
   for p in "${helpers[@]}"; do wait "$p" 2>/dev/null; done
-  [[ $kind == slices && -n $cmd_pid ]] && kill -CONT -- "-$cmd_pid" 2>/dev/null
   [[ -n $cg ]] && remove_cgroup
   return 0
 }
@@ -141,26 +146,30 @@ trap 'on_signal TERM 15' TERM
 trap 'on_signal HUP 1' HUP
 
 # --- what the duty-cycle helpers share -----------------------------------------------------------
-# Bash code for a sleep without a process (read on a pipe nobody writes) and for the clock in us.
+# Bash code for a sleep without a process (read on a pipe nobody writes) and for the check that
+# this script (the parent) is still there: a helper whose parent died has been given another.
 # shellcheck disable=SC2016  # code for another bash: expands there
 nap_code='exec {nap_fd}<> <(:)
 nap_until() { local d=$(( $1 - ${EPOCHREALTIME/[.,]/} )) t
   (( d > 0 )) || return 0
   printf -v t "%d.%06d" $(( d / 1000000 )) $(( d % 1000000 ))
-  read -r -t "$t" -u "$nap_fd"; return 0; }'
+  read -r -t "$t" -u "$nap_fd"; return 0; }
+parent_alive() { local s; read -r s </proc/self/stat || return 1
+  s=${s##*) }; s=${s#* }; [[ ${s%% *} == "$parent" ]]; }'
 need_bash5() {
   [[ -n ${EPOCHREALTIME:-} ]] || cannot "needs bash 5 or newer (EPOCHREALTIME), this is $BASH_VERSION"
 }
 
-# hog: ARGS busy_us period_us parent_pid. Spins until the period's busy share is over, then sleeps
-# to the end of the period; a period missed as a whole (the machine away) restarts the schedule.
+# hog: ARGS busy_us period_us parent_pid. Spins for its busy time from when it wakes (woken late,
+# it spins on into the next period), then sleeps to the end of the period; a period missed as a
+# whole (the machine away) restarts the schedule.
 # shellcheck disable=SC2016
 hog_code=$nap_code'
 busy=$1 period=$2 parent=$3
 trap '\''exit 0'\'' TERM HUP
 n=${EPOCHREALTIME/[.,]/}
-while kill -0 "$parent" 2>/dev/null; do
-  end=$(( n + busy ))
+while parent_alive; do
+  end=$(( ${EPOCHREALTIME/[.,]/} + busy ))
   while (( ${EPOCHREALTIME/[.,]/} < end )); do :; done
   n=$(( n + period ))
   nap_until "$n"
@@ -168,21 +177,63 @@ while kill -0 "$parent" 2>/dev/null; do
   (( now - n > period )) && n=$now
 done'
 
-# slices controller: ARGS pgid run_us stop_us parent_pid.
+# slices controller: ARGS root_pid run_us stop_us parent_pid. find_targets sets targets to ROOT
+# and its descendants seen for 100 ms (a process just started may not have set its signal
+# handlers yet); it runs every 100 ms (reading /proc costs), and at once when a target has
+# gone (a PID is not reused that soon). Each period stops the targets but those that handle SIGCONT
+# themselves (launchers): a process is looked at every period during its first second (when it
+# sets its handlers), then taken as it was.
 # shellcheck disable=SC2016
 slices_code=$nap_code'
-pg=$1 run=$2 stop=$3 parent=$4 period=$(( $2 + $3 ))
-trap '\''kill -CONT -- "-$pg" 2>/dev/null; exit 0'\'' TERM HUP INT
+root=$1 run=$2 stop=$3 parent=$4 period=$(( $2 + $3 ))
+stopped=() targets=() scanned=0 rescan=1
+declare -A cont_checks=() seen=()
+trap '\''kill -CONT "${stopped[@]}" 2>/dev/null; exit 0'\'' TERM HUP INT
+handles_cont() {
+  local st c=${cont_checks[$1]:-0}
+  (( c < 0 )) && return 0
+  (( c * period >= 1000000 )) && return 1
+  IFS= read -r -d "" st <"/proc/$1/status"
+  if [[ $st =~ SigCgt:[[:space:]]*([0-9a-fA-F]+) ]] && (( (16#${BASH_REMATCH[1]} >> 17) & 1 )); then
+    cont_checks[$1]=-1; return 0
+  fi
+  cont_checks[$1]=$(( c + 1 )); return 1; }
+find_targets() { local todo=("$root") p t c kids
+  targets=()
+  while (( ${#todo[@]} )); do
+    p=${todo[-1]}; unset "todo[-1]"
+    kids=""
+    for t in /proc/"$p"/task/*/children; do
+      c=""; { read -r c <"$t"; } 2>/dev/null; kids+=" $c"
+    done
+    read -r -a c <<<"$kids"
+    todo+=("${c[@]}")
+    [[ -d /proc/$p ]] || continue
+    [[ -n ${seen[$p]:-} ]] || seen[$p]=$now
+    (( now - seen[$p] >= 100000 )) && targets+=("$p")
+  done; }
 n=${EPOCHREALTIME/[.,]/}
-while kill -0 "$parent" 2>/dev/null; do
-  n=$(( n + run )); nap_until "$n"
-  kill -STOP -- "-$pg" 2>/dev/null || break
-  n=$(( n + stop )); nap_until "$n"
-  kill -CONT -- "-$pg" 2>/dev/null || break
+while parent_alive && [[ -d /proc/$root ]]; do
+  # The looking up while COMMAND runs; the stop lasts its time from when it was sent (a controller
+  # woken late shortens the run that follows, not the stop).
+  now=${EPOCHREALTIME/[.,]/}
+  if (( rescan || now - scanned >= 100000 )); then find_targets; scanned=$now rescan=0; fi
+  stopped=()
+  for p in "${targets[@]}"; do handles_cont "$p" 2>/dev/null || stopped+=("$p"); done
+  n=$(( n + run ))
+  nap_until "$n"
+  if (( ${#stopped[@]} )); then
+    kill -STOP "${stopped[@]}" 2>/dev/null || rescan=1
+    nap_until $(( ${EPOCHREALTIME/[.,]/} + stop ))
+    kill -CONT "${stopped[@]}" 2>/dev/null
+  else
+    nap_until $(( n + stop ))
+  fi
+  stopped=()
+  n=$(( n + stop ))
   now=${EPOCHREALTIME/[.,]/}
   (( now - n > period )) && n=$now
-done
-kill -CONT -- "-$pg" 2>/dev/null'
+done'
 
 # membw copier: ARGS busy_us period_us parent_pid.
 membw_code='
@@ -200,7 +251,7 @@ src, dst, off = 0, half, 0
 clock = time.monotonic
 n = clock()
 while True:
-    end = n + busy
+    end = clock() + busy
     while clock() < end:
         mv[dst + off:dst + off + chunk] = mv[src + off:src + off + chunk]
         off += chunk
@@ -212,9 +263,7 @@ while True:
         time.sleep(n - now)
     elif now - n > period:
         n = now
-    try:
-        os.kill(parent, 0)
-    except ProcessLookupError:
+    if os.getppid() != parent:
         break
 '
 
@@ -258,7 +307,7 @@ setup_quota() {
       cannot "cannot create cgroup $p/$name (${why##*: }): needs a writable cgroup v1 cpu hierarchy"
     fi
     why=$(write_file "$period" "$cg/cpu.cfs_period_us") || cannot "cannot set $cg/cpu.cfs_period_us to $period ($why)"
-    why=$(write_file "$quota" "$cg/cpu.cfs_quota_us") || cannot "cannot set $cg/cpu.cfs_quota_us to $quota ($why; a lower limit above it?)"
+    why=$(write_file "$quota" "$cg/cpu.cfs_quota_us") || cannot "cannot set $cg/cpu.cfs_quota_us to $quota ($why; a parent cgroup with a lower quota?)"
     quota_set="cgroup v1 $cg, cpu.cfs_quota_us=$quota cpu.cfs_period_us=$period"
   elif [[ -n $v2mnt ]]; then
     p=$v2mnt${v2own%/}
@@ -307,25 +356,12 @@ case $kind in
     ;;
   slices)
     need_bash5
-    command -v setsid >/dev/null || cannot "needs setsid (util-linux)"
+    [[ -r /proc/$$/task/$$/children ]] || cannot "needs /proc/PID/task/TID/children (a Linux kernel with CONFIG_PROC_CHILDREN)"
     stop=$(( period * pct / 100 ))
-    ( trap - INT QUIT; exec setsid -- "$@" ) <&0 &
+    say "COMMAND and its descendants stopped $(( stop / 1000 )).$(( stop % 1000 / 100 )) ms of every $period_ms ms (SIGSTOP, SIGCONT; $tag)"
+    ( trap - INT QUIT; exec "$@" ) <&0 &
     cmd_pid=$!
-    # The controller may start once COMMAND leads its own process group (setsid: in a moment).
-    for (( i = 0; i < 500; i++ )); do
-      read -r stat <"/proc/$cmd_pid/stat" 2>/dev/null || break
-      read -r -a f <<<"${stat##*) }"
-      [[ ${f[2]} == "$cmd_pid" || ${f[0]} == Z ]] && break
-      sleep 0.01
-    done
-    if [[ ${f[2]:-} != "$cmd_pid" && -d /proc/$cmd_pid && ${f[0]:-} != Z ]]; then
-      kill -TERM "$cmd_pid" 2>/dev/null
-      wait "$cmd_pid" 2>/dev/null
-      cmd_pid=
-      cannot "COMMAND did not get a process group of its own (setsid)"
-    fi
     start_helper "$BASH" -c "$slices_code" "$tag" "$cmd_pid" $(( period - stop )) "$stop" "$$"
-    say "process group $cmd_pid stopped $(( stop / 1000 )).$(( stop % 1000 / 100 )) ms of every $period_ms ms"
     ;;
   hog)
     need_bash5
@@ -344,11 +380,11 @@ case $kind in
     for (( i = 0; i < n; i++ )); do
       start_helper "$py" -c "$membw_code" "$busy" "$period" "$$" "$tag"
     done
-    say "$n copying processes ($tag) of 256 MiB each, each busy $(( busy / 1000 )).$(( busy % 1000 / 100 )) ms of every $period_ms ms (duty $duty%)"
+    say "$n copying process$( (( n > 1 )) && echo es) ($tag), 256 MiB each, busy $(( busy / 1000 )).$(( busy % 1000 / 100 )) ms of every $period_ms ms (duty $duty%)"
     ;;
 esac
 
-if [[ $kind != quota && $kind != slices ]]; then
+if [[ $kind == hog || $kind == membw ]]; then
   ( trap - INT QUIT; exec "$@" ) <&0 &
   cmd_pid=$!
 fi
@@ -365,10 +401,6 @@ while :; do
   sig=$sig_pending
   sig_pending=
   teardown
-  if [[ $kind == slices ]]; then
-    kill -s "$sig" -- "-$cmd_pid" 2>/dev/null
-  else
-    kill -s "$sig" "$cmd_pid" 2>/dev/null
-  fi
+  kill -s "$sig" "$cmd_pid" 2>/dev/null
 done
 exit "$rc"

@@ -26,7 +26,8 @@ Precision:
          (no GradScaler: bf16 has fp32's range); TF32 allowed for what autocast leaves in fp32
 torch.backends.cudnn.benchmark is on unless --no-cudnn-benchmark. torch.compile is off unless
 --compile (its compilation then happens in the warm-up iterations; raise --warmup).
-Every iteration after the warm-up is timed alone; the median gives img_per_s. gpu_peak_mib is
+Every iteration after the warm-up is timed alone; their mean gives img_per_s (delivered, as
+hpcnn's), their median img_per_s_median. gpu_peak_mib is
 torch.cuda.max_memory_allocated() over the whole run (the caching allocator's reserved peak is
 gpu_reserved_peak_mib). With pynvml importable, joules_per_image comes from the GPU's energy
 counter over the timed iterations; without it the field is null.
@@ -235,7 +236,9 @@ def main(argv=None):
         "iter_median_s": med,
         "iter_min_s": min(times),
         "iter_max_s": max(times),
-        "img_per_s": args.batch / med,
+        "iter_mean_s": statistics.fmean(times),
+        "img_per_s": args.batch / statistics.fmean(times),
+        "img_per_s_median": args.batch / med,
         "gpu_peak_mib": torch.cuda.max_memory_allocated() / mib if cuda else None,
         "gpu_reserved_peak_mib": torch.cuda.max_memory_reserved() / mib if cuda else None,
         "joules_per_image": (e1 - e0) / (args.iters * args.batch) if energy else None,

@@ -46,11 +46,17 @@ else
   link_args=(--fit-link "$(ls -t "$OUT"/network/*.h5 | head -n 1)")
 fi
 
-# 2. measure: one rank per node; the parameter servers on nodes of their own.
+# 2. measure: one rank per node; the parameter servers on nodes of their own, so a parameter-server
+# point of N workers needs N + PS_SERVERS nodes: where the allocation is smaller, it is measured at
+# the worker counts that fit and simulated beyond (one line says so).
+allocated=${SLURM_JOB_NUM_NODES:-}
+[ -n "$allocated" ] || [ -z "${HOSTFILE:-}" ] || allocated=$(grep -cv '^[[:space:]]*\(#\|$\)' "$HOSTFILE")
 for n in $MEASURE_NODES; do
   run_on "$n" "$n" "$HPCNN_BIN/hpcnn-scale" --model "$MODEL" --batch "$BATCH" --iters "$ITERS" --warmup 3 \
     --exchange "$(tr , '\n' <<<"$SCHEMES" | grep -v '^ps-' | paste -sd,)" --baseline --output "$OUT/measured"
-  if [[ ",$SCHEMES," == *,ps-* ]]; then
+  if [[ ",$SCHEMES," == *,ps-* ]] && [ -n "$allocated" ] && [ $((n + PS_SERVERS)) -gt "$allocated" ]; then
+    echo "${0##*/}: the parameter servers at $n worker(s) need $((n + PS_SERVERS)) nodes, the allocation has $allocated: measured where they fit, simulated beyond"
+  elif [[ ",$SCHEMES," == *,ps-* ]]; then
     run_on $((n + PS_SERVERS)) $((n + PS_SERVERS)) "$HPCNN_BIN/hpcnn-scale" --model "$MODEL" --batch "$BATCH" \
       --iters "$ITERS" --warmup 3 --exchange "$(tr , '\n' <<<"$SCHEMES" | grep '^ps-' | paste -sd,)" \
       --ps-servers "$PS_SERVERS" --baseline --output "$OUT/measured"

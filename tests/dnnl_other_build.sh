@@ -26,7 +26,7 @@ if [ "$mine" -ge 3 ]; then
 else
   dir=${HPCNN_ONEDNN3:-$HPCNN_SRCDIR/.quickstart/onednn3}
   want=3 header=$dir/include/oneapi/dnnl/dnnl_version.h with=--with-dnnl=$dir
-  hint="./quickstart check installs it there, or set HPCNN_ONEDNN3=DIR"
+  hint="./quickstart check all installs it there, or set HPCNN_ONEDNN3=DIR"
 fi
 major=$(sed -n 's/^#define DNNL_VERSION_MAJOR \([0-9]*\).*/\1/p' "$header" 2>/dev/null)
 if [ "$major" != "$want" ] && ! { [ "$want" = 3 ] && [ "${major:-0}" -gt 3 ]; }; then

@@ -219,6 +219,7 @@ std::vector<std::string> default_metrics(const Record& row) {
 }
 
 bool higher_is_better(const std::string& metric) {
+  if (metric == "stall_share" || metric == "outlier_iters") return false;  // what stalls took
   const Field* f = find_field(metric);
   return !f || (std::string(f->unit) != "s" && std::string(f->unit) != "us");
 }

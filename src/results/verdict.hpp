@@ -69,7 +69,7 @@ struct PointVerdict {
 // The metric(s) checked for a point when --metric is not given: its headline figure (img_per_s,
 // else busbw_gbs, else gflops) plus test_acc where the point trained on real data.
 std::vector<std::string> default_metrics(const Record& row);
-bool higher_is_better(const std::string& metric);  // false for times (unit s)
+bool higher_is_better(const std::string& metric);  // false for times (unit s) and stalls
 // --at: the iteration time the rates of a comparison are taken at. `delivered` (the default) is the
 // figure as the suite reports it: the timed work over the timed wall time (img_per_s, gflops,
 // busbw_gbs: over the mean iteration or call), so that stalls, a throttled CPU quota or a stray

@@ -28,6 +28,7 @@ class Hpcnn(AutotoolsPackage, CudaPackage):
     variant("dnnl", default=True, description="dnnl backend (oneDNN)")
     variant("openblas", default=True, description="openblas backend and SGEMM library (OpenBLAS)")
     variant("eigen", default=True, description="eigen backend and SGEMM library (Eigen 3)")
+    variant("simgrid", default=False, description="hpcnn-simulate's simulator (SimGrid's SMPI)")
     # Spack chooses the target's flags; configure's default -march=native would override them.
     variant("native", default=False, description="tune for the build machine (-march=native)")
 
@@ -44,6 +45,8 @@ class Hpcnn(AutotoolsPackage, CudaPackage):
     depends_on("onednn@2.6:3", when="+dnnl")
     depends_on("openblas", when="+openblas")
     depends_on("eigen@3", when="+eigen")
+    # SMPI (smpicxx, smpirun) is part of a default SimGrid build.
+    depends_on("simgrid@3.30:", when="+simgrid")
     # The cuda backend is built only with CUDA, cuDNN and NCCL together (configure.ac).
     depends_on("cudnn", when="+cuda")
     depends_on("nccl", when="+cuda")
@@ -72,6 +75,10 @@ class Hpcnn(AutotoolsPackage, CudaPackage):
                 args.append(f"--with-{variant}={spec[dep].prefix}")
             else:
                 args.append(f"--without-{variant}")
+        if spec.satisfies("+simgrid"):
+            args.append(f"--with-simgrid={spec['simgrid'].prefix}")
+        else:
+            args.append("--without-simgrid")
         if spec.satisfies("+cuda"):
             args += [
                 f"--with-cuda={spec['cuda'].prefix}",
