@@ -18,7 +18,7 @@ for r in $(seq "$rounds"); do
   "$build/hpcnn-blas" --sweep gemm --backend openblas --threads "$threads" --sizes "$sizes" \
       --iters "$calls" --warmup "$warmup" --output "$tmp/out" --quiet
   # size MxNxK -> N (square), median and fastest call -> GFLOP/s
-  "$build/hpcnn-summary" --format csv --columns size,gflops,iter_min_s "$tmp/out" | tail -n +2 |
+  "$build/hpcnn-summary" --format csv --columns size,gflops_median,iter_min_s "$tmp/out" | tail -n +2 |
     awk -F, '{ split($1, d, "x"); printf "harness %s %s %.3f\n", d[1], $2, 2 * d[1] * d[2] * d[3] / $3 * 1e-9 }' >> "$tmp/pairs"
   "$build/bench/blas_direct" "$sizes" "$threads" "$calls" "$warmup" |
     awk '{ printf "direct %s %s %s\ncpu %s %s 0\n", $1, $2, $3, $1, $4 }' >> "$tmp/pairs"

@@ -67,9 +67,15 @@ for dir in "${run_dirs[@]}"; do
     echo "${0##*/}: run it again" >&2
     exit 1
   fi
-  # Stalls: stall_share (first column) over BLESS_MAX_STALLS, named by the point's reproducer.
+  # Stalls: a point's stall_share (first column) over BLESS_MAX_STALLS in every one of its rounds
+  # (the rounds of a point share its reproducer; the run's figure is its best round, so one clean
+  # round is enough), named by the reproducer.
   stalled=$("$HPCNN_BIN/hpcnn-summary" --format csv --columns stall_share,reproducer "$dir" 2>/dev/null |
-            awk -F, -v max="$max_stalls" 'NR > 1 && $1 != "" && 100 * $1 > max { printf "stalls took %.0f%% of the timed time: %s\n", 100 * $1, substr($0, length($1) + 2) }')
+            awk -F, -v max="$max_stalls" 'NR > 1 && $1 != "" {
+                 point = substr($0, length($1) + 2)
+                 if (!(point in least) || $1 + 0 < least[point]) least[point] = $1 + 0 }
+               END { for (point in least) if (100 * least[point] > max)
+                       printf "stalls took %.0f%% of the timed time: %s\n", 100 * least[point], point }')
   if [ -n "$stalled" ]; then
     echo "${0##*/}: $dir is not blessed: stalls took more than $max_stalls% of a point's time (BLESS_MAX_STALLS)" >&2
     echo "$stalled" >&2

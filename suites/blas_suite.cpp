@@ -448,7 +448,7 @@ ResultPoint layers_point(const ModelPoint& mp, const BlasPoint& bp, MPI_Comm com
 
 ResultPoint noise_sweep_point(const BlasPoint& bp, MPI_Comm comm) {
   NoiseProbe probe;
-  probe.threads = bp.threads > 0 ? bp.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  probe.threads = bp.threads > 0 ? bp.threads : allowed_cpus();  // default: every CPU this rank may use
   probe.iters = bp.iters, probe.warmup = bp.warmup, probe.min_time = bp.min_time;
   ResultPoint out = noise_point(probe, comm);
   int rank = 0, size = 1;

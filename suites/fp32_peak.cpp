@@ -90,15 +90,15 @@ double one_trial(int threads, double seconds) {
   return total;
 }
 
-// CPUs in this process's affinity mask (a Slurm job may get fewer than the node has).
+
+}  // namespace
+
 int allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
   return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
-
-}  // namespace
 
 double fp32_peak_gflops(int threads) {
   static std::mutex mutex;

@@ -10,4 +10,7 @@ namespace hpcnn {
 // GFLOP/s (one FMA = 2 FLOP) with min(threads, allowed CPUs) threads; threads < 1 counts as 1.
 double fp32_peak_gflops(int threads);
 
+// CPUs in this process's affinity mask (a Slurm job may get fewer than the node has).
+int allowed_cpus();
+
 }  // namespace hpcnn

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <latch>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -33,13 +34,16 @@ double time_quantum(double& sink) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Each thread times `count` quanta after `warmup` untimed ones; times[t] is thread t's series.
+// Each thread times `count` quanta after `warmup` untimed ones, all starting together (so that
+// quantum i of every thread falls at about the same time); times[t] is thread t's series.
 std::vector<std::vector<double>> time_threads(int threads, int warmup, int count) {
   std::vector<std::vector<double>> times(static_cast<std::size_t>(threads));
   std::vector<double> sinks(static_cast<std::size_t>(threads), 0.5);
+  std::latch ready(threads);
   auto run = [&](int t) {
     double& sink = sinks[static_cast<std::size_t>(t)];
     for (int i = 0; i < warmup; ++i) time_quantum(sink);
+    ready.arrive_and_wait();
     std::vector<double>& mine = times[static_cast<std::size_t>(t)];
     mine.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) mine.push_back(time_quantum(sink));
@@ -62,14 +66,13 @@ ResultPoint noise_point(const NoiseProbe& probe, MPI_Comm comm) {
   time_quantum(sink);
   const int count = timed_count(std::max(probe.iters, 1), probe.min_time, time_quantum(sink), comm);
   const std::vector<std::vector<double>> times = time_threads(probe.threads, probe.warmup, count);
-  std::vector<double> mine;
-  for (const std::vector<double>& t : times) mine.insert(mine.end(), t.begin(), t.end());
+  std::vector<double> slowest(static_cast<std::size_t>(count), 0.0);  // per quantum, this rank's slowest thread
+  for (const std::vector<double>& t : times)
+    for (std::size_t i = 0; i < slowest.size(); ++i) slowest[i] = std::max(slowest[i], t[i]);
 
-  // [ranks][threads * quanta] gathered, then seen as [ranks * threads][quanta]: one row a thread.
   ResultPoint out;
-  Array all = gather_series("quantum_time_s", mine, comm);
+  Array all = gather_series("quantum_time_s", slowest, comm);
   if (rank != 0) return out;
-  all.dims = {static_cast<std::size_t>(size) * static_cast<std::size_t>(probe.threads), static_cast<std::size_t>(count)};
   Record& r = out.record;
   const Stats st = set_slowest_rank_fields(r, all);
   const double work = kQuantumFlops * static_cast<double>(size) * probe.threads;

@@ -14,7 +14,7 @@
 namespace hpcnn {
 
 struct NoiseProbe {
-  int threads = 1;       // threads of each rank, one quantum series each
+  int threads = 1;       // threads of each rank, each timing its own quanta
   int iters = 0;         // quanta each thread times at least
   int warmup = 0;        // untimed quanta first
   double min_time = 0;   // --min-time: at least this many seconds of quanta
@@ -25,8 +25,10 @@ struct NoiseProbe {
 inline constexpr long kQuantumSteps = 100000;
 inline constexpr double kQuantumFlops = 2.0 * kQuantumSteps;
 
-// Every rank's threads time their quanta; rank 0's record has the figures and the array
-// quantum_time_s [ranks * threads][quanta]. Collective over comm.
+// Every rank's threads time their quanta, starting together; rank 0's record has the figures and
+// the array quantum_time_s [ranks][quanta]: per quantum the slowest thread of that rank (a node's
+// noise shows in its row, and the file holds one series per rank however many cores it has).
+// Collective over comm.
 ResultPoint noise_point(const NoiseProbe& probe, MPI_Comm comm);
 
 }  // namespace hpcnn

@@ -488,6 +488,7 @@ ResultPoint run_scale_data_point(const PointSettings& s, MPI_Comm comm, LibraryV
   const double flops = static_cast<double>(graph.flops_training_per_sample());
   r.set("flops_per_image", flops);
   r.set("gflops", r.number("img_per_s").value_or(0) * flops * 1e-9);
+  r.set("gflops_median", r.number("img_per_s_median").value_or(0) * flops * 1e-9);
   return out;
 }
 

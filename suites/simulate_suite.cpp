@@ -149,8 +149,10 @@ NodeCompute node_compute(const std::string& file, const std::string& model, int 
   c.channels = shape.sample.c, c.classes = shape.classes;
   c.image = static_cast<int>(best->number("image_size").value_or(shape.sample.h));
   // One rank's rate: the point's own when it ran alone, else its recorded baseline, else its phases.
+  // At the median pace where the file has it: the phases simulated are medians too, so the
+  // efficiency compares like with like.
   const double ranks = best->number("ranks").value_or(1);
-  c.img_per_s = ranks == 1 ? *best->number("img_per_s")
+  c.img_per_s = ranks == 1 ? best->number("img_per_s_median").value_or(*best->number("img_per_s"))
                            : best->number("baseline_img_per_s").value_or(batch / (c.forward_s + c.backward_s + c.update_s));
   return c;
 }

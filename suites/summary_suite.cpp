@@ -114,7 +114,7 @@ struct Config {
   Tolerances tolerances;
   std::size_t trend = 0;  // --trend N; 0: no trend
   std::size_t min_runs = 1;  // --min-runs
-  RateAt at = RateAt::P5;    // --at
+  RateAt at = RateAt::Delivered;  // --at
   bool stability = false;
 };
 

@@ -4,7 +4,7 @@
 #  1. BLESS=1 makes 4 runs the reference (run-1..4, a BLESSED note, the stability report and page);
 #  2. the reference compared with itself passes, and the JUnit file has no failure;
 #  3. an unchanged rerun passes, run as cron runs it (jobscripts/acceptance_cron.sh: a dated folder
-#     in a history, the verdicts, the trend over the reference and the history, night.txt);
+#     in a history, the verdicts, the trend over the history's nights, night.txt);
 #  4. a rerun pinned to one core beside a busy loop (several times slower) exits 1 with the
 #     training point a REGRESSION, its ratio's interval and why in the verdict table;
 #  5. under cron, a slowdown of one suite is flagged on its first night and passes, and fails on

@@ -466,8 +466,8 @@ TEST_F(Results, UnknownAttributesAreSkipped) {
   reseal(file);
   ResultRun run = read_result_file(file);
   ASSERT_EQ(run.points.size(), 1u);
-  // suite, batch, img_per_s, and the stall_share the reader computes from iter_time_s.
-  EXPECT_EQ(run.points[0].record.items().size(), 4u);
+  // suite, batch, img_per_s, and the stall_share and iter_mean_s the reader computes from iter_time_s.
+  EXPECT_EQ(run.points[0].record.items().size(), 5u);
   EXPECT_EQ(run.points[0].record.get("field_from_the_future"), nullptr);
 }
 

@@ -205,6 +205,8 @@ TEST(Verdict, IterationsToDetect) {
   // The standard error shrinks as 1/sqrt(iterations): half the detectable change takes 4x the iterations.
   EXPECT_NEAR(iterations_to_detect(100, std::expm1(0.4), std::expm1(0.2)), 400, 1e-9);
   EXPECT_EQ(iterations_to_detect(100, 0.1, 0.25), 100);  // already below the limit
+  // A rate's changes are drops: the same log distances as drops 1 - exp(-z).
+  EXPECT_NEAR(iterations_to_detect(100, -std::expm1(-0.4), -std::expm1(-0.2), true), 400, 1e-9);
 }
 
 TEST(ReferenceRuns, OneBuildOneMachine) {

@@ -352,14 +352,14 @@ struct SweepState {
 constexpr double kStallWarning = 0.1;
 void warn_about_stalls(const char* program, std::size_t number, const Record& r) {
   const double outliers = r.number("outlier_iters").value_or(0), share = r.number("stall_share").value_or(0);
-  const double timed = r.number("iters").value_or(0) * r.number("iter_mean_s").value_or(0);
+  const double timed = r.number("iters").value_or(0) * r.number("repeats").value_or(1) * r.number("iter_mean_s").value_or(0);
   if (outliers <= 0 || share < kStallWarning || share * timed < 0.5) return;
   progress().clear();
   std::fflush(stdout);
   std::fprintf(stderr,
                "%s: point %zu: %.0f timed iteration(s) far slower than the median %.4g s (slowest %.4g s) took %.0f%% "
                "of the timed time: a paused or descheduled rank, a throttled CPU? The delivered figures include "
-               "them (stall_share).\n",
+               "them (outlier_iters, stall_share).\n",
                program, number, outliers, r.number("iter_median_s").value_or(0), r.number("iter_max_s").value_or(0),
                100.0 * share);
 }

@@ -10,8 +10,9 @@ namespace hpcnn {
 
 // A point without `stall_share` whose rates come from its iteration or call times: `img_per_s`
 // and `gflops` become the delivered rates (their old values move to `img_per_s_median` and
-// `gflops_median`), and `stall_share` and the SGEMM's `iter_mean_s` are computed from the
-// slowest rank's series. Any other point is left as it is.
+// `gflops_median`), and `stall_share` and, where missing, `iter_mean_s` are computed from the
+// slowest rank's series. Any other point is left as it is; the file's other figures (a scale
+// point's efficiency and baseline, the repeats' spread) keep their median basis.
 void complete_delivered_figures(ResultPoint& point);
 
 }  // namespace hpcnn

@@ -284,7 +284,7 @@ const std::vector<ArrayField>& array_fields() {
       {"eval_test_loss",        "",         "--eval-every: test loss of every evaluation, [evaluations]"},
       {"eval_test_acc",         "%",        "--eval-every: test accuracy of every evaluation, [evaluations]"},
       {"call_time_s",           "s",        "hpcnn-blas gemm: every timed SGEMM call, [calls]"},
-      {"quantum_time_s",        "s",        "hpcnn-blas noise: every timed work quantum, one row per thread of every rank, [ranks * threads][quanta]"},
+      {"quantum_time_s",        "s",        "hpcnn-blas noise: every timed work quantum, per quantum the slowest thread of each rank, [ranks][quanta]"},
       {"layer_forward_s",       "s",        "hpcnn-blas layers: forward time of every distinct layer shape, [shapes]"},
       {"layer_backward_s",      "s",        "hpcnn-blas layers: backward time of every distinct layer shape, [shapes]"},
       {"layer_forward_gflops",  "GFLOP/s",  "hpcnn-blas layers: forward rate of every distinct layer shape, [shapes]"},

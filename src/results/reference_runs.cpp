@@ -145,7 +145,8 @@ std::vector<PointStability> point_stability(const std::vector<Record>& rows, con
     s.spread = std::expm1(tests[i]->log_sd);
     s.detectable = tests[i]->detectable_change(one_test_alpha);
     s.unstable = s.detectable && *s.detectable > tolerances.unstable_above;
-    if (s.iters && s.detectable) s.stable_iters = iterations_to_detect(*s.iters, *s.detectable, tolerances.unstable_above);
+    if (s.iters && s.detectable) s.stable_iters = iterations_to_detect(*s.iters, *s.detectable, tolerances.unstable_above,
+                                                                      tests[i]->higher_is_better);
     s.stable_runs = runs_to_detect(tests[i]->log_sd, one_test_alpha, tolerances.unstable_above, 100,
                                    tests[i]->higher_is_better);
   }

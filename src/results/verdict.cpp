@@ -247,9 +247,13 @@ std::optional<std::pair<double, std::string>> spread_band(const Record& r, const
   return std::nullopt;
 }
 
-double iterations_to_detect(double iters, double detectable, double limit) {
+double iterations_to_detect(double iters, double detectable, double limit, bool higher_is_better) {
   if (!(iters > 0) || !(detectable > limit) || !(limit > 0)) return iters;
-  const double shrink = std::log1p(detectable) / std::log1p(limit);  // the standard error must shrink by this
+  if (higher_is_better && !(detectable < 1 && limit < 1)) return iters;  // a drop of 100% is no distance
+  // The log distances of the two changes (a rate's drop d is -ln(1 - d), a time's rise ln(1 + d)):
+  // the standard error must shrink by their ratio.
+  auto distance = [higher_is_better](double d) { return higher_is_better ? -std::log1p(-d) : std::log1p(d); };
+  const double shrink = distance(detectable) / distance(limit);
   return std::ceil(iters * shrink * shrink);
 }
 
@@ -373,7 +377,7 @@ void decide_tested(const Tolerances& tol, double one_test_alpha, PointVerdict& v
     v.verdict = Verdict::Unstable;
     v.detail = "runs spread " + percent(std::expm1(c.log_sd)) + " (" + runs + ")";
     std::optional<double> stable_iters;
-    if (v.iters) stable_iters = iterations_to_detect(*v.iters, *v.detectable, tol.unstable_above);
+    if (v.iters) stable_iters = iterations_to_detect(*v.iters, *v.detectable, tol.unstable_above, up);
     v.why = steadying_advice(c.reference_runs, std::expm1(c.log_sd), *v.detectable,
                              runs_to_detect(c.log_sd, one_test_alpha, tol.unstable_above, 100, c.higher_is_better), v.iters, stable_iters);
   } else {

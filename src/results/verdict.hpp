@@ -109,7 +109,7 @@ std::optional<std::pair<double, std::string>> spread_band(const Record& row, con
 // The iterations that would bring a point's smallest detectable change from `detectable` down to
 // `limit`, if its run-to-run spread is the noise of the median over `iters` iterations (it shrinks as
 // 1/sqrt(iterations)); a lower bound where the runs differ for other reasons too.
-double iterations_to_detect(double iters, double detectable, double limit);
+double iterations_to_detect(double iters, double detectable, double limit, bool higher_is_better = false);
 
 // What would let an UNSTABLE point be judged, one line: its runs' spread and the change it can
 // detect now, the reference runs that would detect `limit` at this spread (runs_to_detect: unset
