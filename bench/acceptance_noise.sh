@@ -31,7 +31,7 @@
 #   bench/acceptance_noise.sh [SET]          SET: smoke (default) or nightly
 # Environment: NIGHTS (default 20), KINDS (default "unchanged quota10 quota25 hog10 hog25 membw10
 # membw25"), SUITE (default hpcnn-train), BLESS_RUNS (default 10), OUT (default a new folder under
-# /tmp, kept), REJUDGE_ARGS, ACCEPT_*, BLESS_MAX_STALLS and HPCNN_BIN as for
+# /tmp, kept), REJUDGE_ARGS, REBLESS_NIGHTS (below), ACCEPT_*, BLESS_MAX_STALLS and HPCNN_BIN as for
 # jobscripts/acceptance.sh.
 set -uo pipefail
 SET=${1:-smoke}
@@ -107,14 +107,16 @@ for n in $(seq "$NIGHTS"); do
 done
 elapsed=$(($(date +%s) - start))
 
-# table SUFFIX: the nights' table from their verdict files $OUT/KIND/N/verdictSUFFIX.txt.
+# table SUFFIX [FIRST]: the nights' table from their verdict files $OUT/KIND/N/verdictSUFFIX.txt,
+# nights FIRST (default 1) to NIGHTS.
 table() {
-  local suffix=$1 kind n failed failures hit cron f file previous regressions regressed stalls
+  local suffix=$1 first=${2:-1} kind n failed failures hit cron f file previous regressions regressed stalls
+  local nights=$((NIGHTS - first + 1))
   printf '%-10s %6s %7s %9s %16s %10s %12s %18s %14s\n' kind nights failed fraction "failures/night" "cron fails" \
     "REGRESSION" "nights SUITE hit" "stalls named"
   for kind in $KINDS; do
     failed=0 failures=0 hit=0 cron=0 previous="" regressed=0 stalls=0
-    for n in $(seq "$NIGHTS"); do
+    for n in $(seq "$first" "$NIGHTS"); do
       file=$OUT/$kind/$n/verdict$suffix.txt
       f=$(grep -c '^failure:' "$file" 2>/dev/null)
       if [ -z "$suffix" ]; then [ "$(cat "$OUT/$kind/$n.status")" = 0 ] || failed=$((failed + 1))
@@ -132,8 +134,8 @@ table() {
       fi
       previous=$regressions
     done
-    printf '%-10s %6d %7d %9.2f %16.2f %10d %12d %18s %14d\n' "$kind" "$NIGHTS" "$failed" "$(echo "$failed / $NIGHTS" | bc -l)" \
-      "$(echo "$failures / $NIGHTS" | bc -l)" "$cron" "$regressed" "$([ "$kind" = unchanged ] && echo - || echo "$hit")" "$stalls"
+    printf '%-10s %6d %7d %9.2f %16.2f %10d %12d %18s %14d\n' "$kind" "$nights" "$failed" "$(echo "$failed / $nights" | bc -l)" \
+      "$(echo "$failures / $nights" | bc -l)" "$cron" "$regressed" "$([ "$kind" = unchanged ] && echo - || echo "$hit")" "$stalls"
   done
 }
 echo; echo "# verdicts as acceptance.sh gave them (ACCEPT_SUMMARY_ARGS: ${ACCEPT_SUMMARY_ARGS:-none})"
@@ -149,6 +151,33 @@ if [ -n "${REJUDGE_ARGS:-}" ]; then
   done
   echo; echo "# the same nights judged with: $REJUDGE_ARGS"
   table -rejudged
+fi
+
+# With REBLESS_NIGHTS=K: a second reference blessed from the first K unchanged nights (each night a
+# run of its own, separated by the other kinds' nights, as nightly references should be:
+# docs/ACCEPTANCE.md, "Runs from separate nights"), and nights K+1..NIGHTS of every kind judged
+# against it with ACCEPT_SUMMARY_ARGS.
+if [ -n "${REBLESS_NIGHTS:-}" ]; then
+  [[ "$REBLESS_NIGHTS" =~ ^[0-9]+$ ]] && [ "$REBLESS_NIGHTS" -ge 3 ] && [ "$REBLESS_NIGHTS" -lt "$NIGHTS" ] ||
+    { echo "${0##*/}: REBLESS_NIGHTS '$REBLESS_NIGHTS' is not a count from 3 to NIGHTS - 1" >&2; exit 2; }
+  nights_ref=$OUT/reference-nights
+  night_dirs=()
+  for n in $(seq "$REBLESS_NIGHTS"); do night_dirs+=("$OUT/unchanged/$n"); done
+  if REFERENCE_DIR=$nights_ref BLESS_MIN_RUNS=$REBLESS_NIGHTS "$here/../jobscripts/bless.sh" "${night_dirs[@]}" noise "$SET" \
+       > "$OUT/rebless.log" 2>&1; then
+    read -ra summary_args <<<"${ACCEPT_SUMMARY_ARGS:-}"
+    for kind in $KINDS; do
+      for n in $(seq $((REBLESS_NIGHTS + 1)) "$NIGHTS"); do
+        "$HPCNN_BIN/hpcnn-summary" --compare "$nights_ref/noise/$SET" "${summary_args[@]}" "$OUT/$kind/$n" \
+          > "$OUT/$kind/$n/verdict-nights.txt" 2>&1
+      done
+    done
+    echo; echo "# nights $((REBLESS_NIGHTS + 1))-$NIGHTS judged against a reference of unchanged nights 1-$REBLESS_NIGHTS"
+    table -nights $((REBLESS_NIGHTS + 1))
+    grep -E '^(unstable|stability):' "$OUT/rebless.log"
+  else
+    echo "# the reference of unchanged nights 1-$REBLESS_NIGHTS was not blessed ($OUT/rebless.log):"; tail -5 "$OUT/rebless.log"
+  fi
 fi
 
 # The ReFrame tests' references on the same nights: measured bounds, and the shipped fixed ones.
