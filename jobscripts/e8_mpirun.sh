@@ -5,7 +5,7 @@
 # async; the steps and their settings (DATASETS, MODELS, EPOCHS, LOADING, ...) are in e8_steps.sh.
 # Quick local check at 4 ranks on Fashion-MNIST:
 #   DATASETS=fashion-mnist MODELS=lenet5 EPOCHS=1 TRAIN_LIMIT=6000 TEST_LIMIT=2000 ./jobscripts/e8_mpirun.sh
-# The former synthetic-batch E8: MODELS=lenet5 DATASETS=cifar10 ITERS=5 ./jobscripts/e8_mpirun.sh
+# E8 on synthetic batches (no data files): MODELS=lenet5 DATASETS=cifar10 ITERS=5 ./jobscripts/e8_mpirun.sh
 # On hosts: HOSTFILE=hosts ./jobscripts/e8_mpirun.sh; in a Slurm allocation (sbatch --nodes=4
 # jobscripts/e8_mpirun.sh) mpirun uses one node per rank of the allocation.
 #SBATCH --signal=B:USR1@120

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # E8 under Slurm: 3 worker nodes (+1 server node for the parameter server), see e8_mpirun.sh.
 # Submit: sbatch jobscripts/e8_slurm.sh   smaller: MODELS=lenet5 DATASETS=cifar10 EPOCHS=1
-# (settings: e8_steps.sh; ITERS=5: the former synthetic-batch E8)
+# (settings: e8_steps.sh; ITERS=5: E8 on synthetic batches)
 # mpirun inside the allocation instead of srun: HPCNN_LAUNCH=mpirun. Preempted (USR1) the job
 # requeues itself and resumes (common.sh).
 #SBATCH --job-name=hpcnn-e8

@@ -20,7 +20,7 @@
 #   SCHEMES   default allreduce,ps-sync,ps-async (allreduce: mpi and ring on the workers alone)
 #   CHECKPOINT_EVERY  epochs between training checkpoints (1; 0: none): with RUN_ID (common.sh) a
 #             requeued job continues each point from its last checkpoint
-#   ITERS     set: the former synthetic-batch E8 instead (ITERS timed iterations, no data files)
+#   ITERS     set: E8 on synthetic batches instead (ITERS timed iterations, no data files)
 # Quick local check on Fashion-MNIST at 4 ranks:
 #   DATASETS=fashion-mnist MODELS=lenet5 EPOCHS=1 TRAIN_LIMIT=6000 TEST_LIMIT=2000 NP=4 jobscripts/e8_mpirun.sh
 OUT=${OUT:-results/e8}

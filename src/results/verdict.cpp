@@ -73,52 +73,66 @@ std::string number_text(std::optional<double> v) {
 
 }  // namespace
 
-// One figure per run: the best of the point's rows in that run (its rounds: interference from
-// outside comes and goes between them, a change of the system slows them all). Rows without a
-// `run` are runs of their own.
-std::vector<double> run_figures(const std::vector<const Record*>& rows, const std::string& metric) {
+namespace {
+
+// Per run the row its figure of `metric` comes from: the best of the point's rows in that run (its
+// rounds: interference from outside comes and goes between them, a change of the system slows
+// them all). Rows without a `run` are runs of their own; rows without a finite figure are left out.
+std::vector<const Record*> best_round_per_run(const std::vector<const Record*>& rows, const std::string& metric) {
   const bool up = higher_is_better(metric);
-  std::map<std::string, double> best;
-  std::vector<double> out;
+  std::map<std::string, const Record*> best;
+  std::vector<const Record*> out;
   for (const Record* r : rows) {
     const auto x = r->number(metric);
     if (!x || !std::isfinite(*x)) continue;
     const std::string run = r->text("run");
     if (run.empty()) {
-      out.push_back(*x);
+      out.push_back(r);
       continue;
     }
-    const auto [it, fresh] = best.try_emplace(run, *x);
-    if (!fresh) it->second = up ? std::max(it->second, *x) : std::min(it->second, *x);
+    const auto [it, fresh] = best.try_emplace(run, r);
+    const double held = *it->second->number(metric);
+    if (!fresh && (up ? *x > held : *x < held)) it->second = r;
   }
-  for (const auto& [run, x] : best) out.push_back(x);
+  for (const auto& [run, r] : best) out.push_back(r);
   return out;
 }
 
+}  // namespace
+
+std::vector<double> run_figures(const std::vector<const Record*>& rows, const std::string& metric) {
+  std::vector<double> out;
+  for (const Record* r : best_round_per_run(rows, metric)) out.push_back(*r->number(metric));
+  return out;
+}
+
+namespace {
+
+struct RateAtName {
+  RateAt at;
+  const char* name;  // --at's word
+  const char* text;  // how a heading says it
+};
+constexpr RateAtName kRateAtNames[] = {{RateAt::Delivered, "delivered", "delivered (work over wall time)"},
+                                       {RateAt::Median, "median", "median iteration"},
+                                       {RateAt::P5, "p5", "5th-percentile iteration"}};
+
+const RateAtName& rate_at_entry(RateAt at) {
+  for (const RateAtName& e : kRateAtNames)
+    if (e.at == at) return e;
+  return kRateAtNames[0];
+}
+
+}  // namespace
+
 RateAt parse_rate_at(const std::string& text) {
-  if (text == "delivered") return RateAt::Delivered;
-  if (text == "median") return RateAt::Median;
-  if (text == "p5") return RateAt::P5;
+  for (const RateAtName& e : kRateAtNames)
+    if (text == e.name) return e.at;
   throw UsageError("--at: '" + text + "' is not delivered, median or p5");
 }
 
-const char* rate_at_name(RateAt at) {
-  switch (at) {
-    case RateAt::Delivered: return "delivered";
-    case RateAt::Median: return "median";
-    case RateAt::P5: return "p5";
-  }
-  return "?";
-}
-
-const char* rate_at_text(RateAt at) {
-  switch (at) {
-    case RateAt::Delivered: return "delivered (work over wall time)";
-    case RateAt::Median: return "median iteration";
-    case RateAt::P5: return "5th-percentile iteration";
-  }
-  return "?";
-}
+const char* rate_at_name(RateAt at) { return rate_at_entry(at).name; }
+const char* rate_at_text(RateAt at) { return rate_at_entry(at).text; }
 
 namespace {
 
@@ -432,22 +446,9 @@ void judge_matched(const Group& r, const Group& c, const std::string& ref_proble
 
 // The stall share of the round each run's figure of `metric` came from (run_figures' choice).
 std::vector<double> run_stall_shares(const std::vector<const Record*>& rows, const std::string& metric) {
-  const bool up = higher_is_better(metric);
-  std::map<std::string, const Record*> best;
   std::vector<double> out;
-  for (const Record* r : rows) {
-    const auto x = r->number(metric);
-    if (!x || !std::isfinite(*x) || !r->number("stall_share")) continue;
-    const std::string run = r->text("run");
-    if (run.empty()) {
-      out.push_back(*r->number("stall_share"));
-      continue;
-    }
-    const auto [it, fresh] = best.try_emplace(run, r);
-    const double held = *it->second->number(metric);
-    if (!fresh && (up ? *x > held : *x < held)) it->second = r;
-  }
-  for (const auto& [run, r] : best) out.push_back(*r->number("stall_share"));
+  for (const Record* r : best_round_per_run(rows, metric))
+    if (const auto share = r->number("stall_share")) out.push_back(*share);
   return out;
 }
 
