@@ -3,7 +3,7 @@
 images/s, their ratio and the project's target for it.
 
     /usr/bin/python3 bench/compare_pytorch.py --hpcnn-build BUILD_DIR
-        [--models lenet5,alexnet,resnet18,resnet50] [--modes train,infer] [--batch 64]
+        [--models lenet5,alexnet,resnet18,resnet50] [--modes train,infer] [--precisions fp32,bf16] [--batch 64]
         [--threads 2] [--iters 30] [--warmup 10] [--repeat 3]
         [--torch-python /usr/bin/python3 [--torch-python /opt/torch-pypi/bin/python-torch]]
         [--peak-gflops X] [--csv FILE] [--markdown]
@@ -15,6 +15,8 @@ hpcnn-summary --format csv); rounds alternate so that drifting machine load hits
 Each run reports its delivered images/s (the timed images over the timed iterations' total, on
 both sides); the table shows the median over rounds.
 The first --torch-python is the reference for the targets; further ones are shown beside it.
+--precisions bf16 runs hpcnn with --precision bf16 and torch under CPU autocast to bf16; its
+target is 1.0 on every point (hpcnn's bf16 at least as fast as PyTorch's).
 
 On a shared machine every run also measures the "foreign" CPU share: the CPU time other
 processes took during it (/proc/stat minus this run's own), as a fraction of all CPUs. Before a
@@ -53,6 +55,8 @@ TARGETS = {
     ("alexnet", "infer"): 1.2,
 }
 TARGET_BATCH, TARGET_THREADS = 64, 2
+# hpcnn --precision bf16 over PyTorch's CPU autocast to bf16, on every point.
+BF16_TARGET = 1.0
 
 HPCNN_COLUMNS = ["model", "mode", "batch", "threads", "img_per_s", "iter_median_s", "gflops",
                  "flops_per_image", "params", "load_s", "forward_s", "backward_s", "update_s"]
@@ -84,6 +88,7 @@ def parse_args(argv=None):
     p.add_argument("--torch-only", action="store_true", help="run only the torch side (no --hpcnn-build needed)")
     p.add_argument("--models", type=csv_list(str), default=["resnet18", "resnet50", "lenet5", "alexnet"])
     p.add_argument("--modes", type=csv_list(str), default=["train", "infer"])
+    p.add_argument("--precisions", type=csv_list(str), default=["fp32"], help="fp32, bf16 (torch: CPU autocast)")
     p.add_argument("--batch", type=csv_list(int), default=[64])
     p.add_argument("--threads", type=csv_list(int), default=[2])
     p.add_argument("--iters", type=int, default=30, help="timed iterations of every run (both sides)")
@@ -111,6 +116,9 @@ def parse_args(argv=None):
     for m in args.modes:
         if m not in ("train", "infer"):
             p.error(f"--modes: unknown mode {m!r} (train, infer)")
+    for prec in args.precisions:
+        if prec not in ("fp32", "bf16"):
+            p.error(f"--precisions: unknown precision {prec!r} (fp32, bf16)")
     args.torch_python = args.torch_python or ["/usr/bin/python3"]
     if args.repeat < 1 or args.iters < 1:
         p.error("--repeat and --iters must be positive")
@@ -173,10 +181,10 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_torch(args, python, model, mode, batch, threads, fmt):
+def run_torch(args, python, model, mode, prec, batch, threads, fmt):
     cmd = [python, TORCH_BENCH, "--model", model, "--mode", mode, "--batch", str(batch),
            "--threads", str(threads), "--iters", str(args.iters), "--warmup", str(args.warmup),
-           "--memory-format", fmt]
+           "--memory-format", fmt, "--precision", prec]
     if args.image_size:
         cmd += ["--image-size", str(args.image_size)]
     if args.verbose:
@@ -188,11 +196,11 @@ def run_torch(args, python, model, mode, batch, threads, fmt):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def hpcnn_command(args, model, mode, batch, threads, outdir):
+def hpcnn_command(args, model, mode, prec, batch, threads, outdir):
     exe = os.path.join(args.hpcnn_build, "hpcnn-train" if mode == "train" else "hpcnn-infer")
     cmd = [exe, "--model", model, "--backend", args.backend, "--batch", str(batch),
            "--threads", str(threads), "--iters", str(args.iters), "--warmup", str(args.warmup),
-           "--output", outdir, "--quiet"]
+           "--precision", prec, "--output", outdir, "--quiet"]
     if args.image_size:
         cmd += ["--image-size", str(args.image_size)]
     return cmd
@@ -220,10 +228,10 @@ def read_summary(build, outdir):
     return out
 
 
-def run_hpcnn(args, model, mode, batch, threads):
+def run_hpcnn(args, model, mode, prec, batch, threads):
     outdir = tempfile.mkdtemp(prefix="hpcnn-cmp-")
     try:
-        cmd = hpcnn_command(args, model, mode, batch, threads, outdir)
+        cmd = hpcnn_command(args, model, mode, prec, batch, threads, outdir)
         if args.verbose:
             log("  $ " + " ".join(cmd))
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -249,20 +257,21 @@ def main(argv=None):
     args = parse_args(argv)
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     log(f"compare_pytorch: {started}, load average {os.getloadavg()[0]:.2f}")
-    points = [(m, mode, b, t) for m in args.models for mode in args.modes for b in args.batch for t in args.threads]
+    points = [(m, mode, prec, b, t) for m in args.models for mode in args.modes for prec in args.precisions
+              for b in args.batch for t in args.threads]
     all_runs = []
     results = []
-    for (model, mode, batch, threads) in points:
+    for (model, mode, prec, batch, threads) in points:
         torch_ips = [[] for _ in args.torch_python]
         torch_info = [None for _ in args.torch_python]
         formats = [args.memory_format for _ in args.torch_python]
         hp_ips, hp_last, pair_ratios = [], None, []
         worst_foreign = 0.0
-        log(f"{model} {mode} batch {batch} threads {threads}")
+        log(f"{model} {mode} {prec} batch {batch} threads {threads}")
         for r in range(args.repeat):
             round_torch = []
             for i, py in enumerate(args.torch_python):
-                res, foreign = measured(lambda: run_torch(args, py, model, mode, batch, threads, formats[i]), args)
+                res, foreign = measured(lambda: run_torch(args, py, model, mode, prec, batch, threads, formats[i]), args)
                 res["foreign"] = foreign
                 worst_foreign = max(worst_foreign, foreign)
                 formats[i] = res["memory_format"]  # auto -> the winner, kept for later rounds
@@ -272,7 +281,7 @@ def main(argv=None):
                 all_runs.append(dict(res, round=r, loadavg=os.getloadavg()[0]))
             line = f"  round {r + 1}: torch " + " / ".join(f"{x:.1f}" for x in round_torch)
             if not args.torch_only:
-                hp, foreign = measured(lambda: run_hpcnn(args, model, mode, batch, threads), args)
+                hp, foreign = measured(lambda: run_hpcnn(args, model, mode, prec, batch, threads), args)
                 hp["foreign"] = foreign
                 worst_foreign = max(worst_foreign, foreign)
                 hp_ips.append(hp["img_per_s"])
@@ -284,12 +293,15 @@ def main(argv=None):
         t_med = [median(x) for x in torch_ips]
         h_med = median(hp_ips) if hp_ips else None
         ratio = h_med / t_med[0] if h_med else None
-        target = TARGETS.get((model, mode)) if (batch, threads) == (TARGET_BATCH, TARGET_THREADS) else None
+        if prec == "bf16":
+            target = BF16_TARGET
+        else:
+            target = TARGETS.get((model, mode)) if (batch, threads) == (TARGET_BATCH, TARGET_THREADS) else None
         verdict = "-" if target is None or ratio is None else ("PASS" if ratio >= target else "MISS")
         gflops = None
         if hp_last and isinstance(hp_last.get("flops_per_image"), float) and h_med:
             gflops = hp_last["flops_per_image"] * h_med * 1e-9
-        results.append(dict(model=model, mode=mode, batch=batch, threads=threads, torch=t_med,
+        results.append(dict(model=model, mode=mode, prec=prec, batch=batch, threads=threads, torch=t_med,
                             torch_versions=[ti["torch"] for ti in torch_info], formats=formats,
                             hpcnn=h_med, ratio=ratio, pair_ratios=pair_ratios, target=target,
                             verdict=verdict, gflops=gflops, foreign=worst_foreign,
@@ -297,7 +309,7 @@ def main(argv=None):
 
     # ---------------------------------------------------------------- the table
     versions = results[0]["torch_versions"] if results else []
-    head = ["model", "mode", "batch", "thr", f"torch {versions[0] if versions else ''} img/s", "fmt"]
+    head = ["model", "mode", "prec", "batch", "thr", f"torch {versions[0] if versions else ''} img/s", "fmt"]
     if not args.torch_only:
         head += ["hpcnn img/s", "ratio", "ratio range", "target", "result", "hpcnn GFLOP/s"]
         if args.peak_gflops:
@@ -307,7 +319,7 @@ def main(argv=None):
     head += ["foreign"]
     rows = []
     for r in results:
-        row = [r["model"], r["mode"], str(r["batch"]), str(r["threads"]), fmt_num(r["torch"][0]), r["formats"][0]]
+        row = [r["model"], r["mode"], r["prec"], str(r["batch"]), str(r["threads"]), fmt_num(r["torch"][0]), r["formats"][0]]
         if not args.torch_only:
             rng = f"{min(r['pair_ratios']):.2f}-{max(r['pair_ratios']):.2f}" if r["pair_ratios"] else "-"
             row += [fmt_num(r["hpcnn"]), fmt_num(r["ratio"], ".2f"), rng,
@@ -322,7 +334,7 @@ def main(argv=None):
         rows.append(row)
     if args.markdown:
         print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" if i < 4 or h in ("fmt", "result") else "---:" for i, h in enumerate(head)) + "|")
+        print("|" + "|".join("---" if i < 5 or h in ("fmt", "result") else "---:" for i, h in enumerate(head)) + "|")
         for row in rows:
             print("| " + " | ".join(row) + " |")
     else:

@@ -7,6 +7,8 @@ object with the result; everything else goes to stderr.
 
   train: model.train(); zero_grad; forward; CrossEntropyLoss; backward; SGD(lr, momentum) step
   infer: model.eval() under torch.no_grad(); forward only
+  --precision bf16: the step under torch.autocast("cpu", dtype=torch.bfloat16), as PyTorch users
+  run bf16 on a CPU (convolutions and linear layers in bf16, the loss in fp32, fp32 weights)
 The input is synthetic (normal images, uniform labels), a few batches pre-generated and cycled,
 as hpcnn's synthetic data set does. Every iteration is timed alone; img_per_s is delivered, as
 hpcnn's is (the timed images over the timed iterations' total), img_per_s_median beside it.
@@ -41,6 +43,7 @@ def parse_args(argv=None):
     p.add_argument("--impl", choices=("auto", "torchvision", "local"), default="auto",
                    help="where the resnets come from (see models_torch.py)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="after timing, profile N more iterations with torch.profiler and print "
                         "the time per op to stderr (where torch's time goes)")
@@ -75,7 +78,13 @@ def main(argv=None):
         model.to(memory_format=mf)
         return [x.contiguous(memory_format=mf) for x in images]
 
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16")
+
     def step(x, y):
+        with autocast:
+            forward_backward(x, y)
+
+    def forward_backward(x, y):
         if train:
             optimizer.zero_grad(set_to_none=True)
             loss = criterion(model(x), y)
@@ -126,6 +135,7 @@ def main(argv=None):
         "image_size": shape[1],
         "params": params,
         "memory_format": fmt,
+        "precision": args.precision,
         "probe_median_s": probe,
         "iters": args.iters,
         "warmup": args.warmup,

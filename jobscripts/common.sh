@@ -207,6 +207,12 @@ preflight() {
 # The largest number in a list of numbers (NODES="1 2 4" -> 4).
 largest() { printf '%s\n' "$@" | sort -n | tail -n 1; }
 
+# CPU_PRECISIONS: the --precision list of dnnl runs: fp32, and bf16 where this CPU has a bf16
+# kernel (hpcnn-train --list says which).
+cpu_precisions() {
+  "$HPCNN_BIN/hpcnn-train" --list 2>/dev/null | grep -q -- '--precision fp32,bf16 on this CPU' && echo fp32,bf16 || echo fp32
+}
+
 # GPU part of an experiment: runs when this build has the cuda backend and the node a GPU
 # (GPU=0 skips it, GPU=1 insists). PRECISIONS: the --precision list of GPU runs.
 PRECISIONS=${PRECISIONS:-fp32,tf32,bf16}

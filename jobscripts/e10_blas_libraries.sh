@@ -24,4 +24,9 @@ run "$HPCNN_BIN/hpcnn-blas" --sweep model --model "${MODEL:-lenet5}" --dataset m
     --threads default --batch "${BATCH:-64}" --iters "${ITERS:-200}" --warmup 10 --output "$OUT"
 run "$HPCNN_BIN/hpcnn-blas" --sweep gemm --backend "$LIBS" --threads default --sizes 1024,2048 \
     --iters 20 --warmup 3 --output "$OUT"
+# oneDNN's bf16 GEMM beside its SGEMM, where the CPU has a bf16 kernel (each against its own peak).
+if [[ ",$LIBS," == *,dnnl,* ]] && [ "${CPU_PRECISIONS:-$(cpu_precisions)}" = fp32,bf16 ]; then
+  run "$HPCNN_BIN/hpcnn-blas" --sweep gemm --backend dnnl --precision bf16 --threads default --sizes 1024,2048 \
+      --iters 20 --warmup 3 --output "$OUT"
+fi
 "$HPCNN_BIN/hpcnn-summary" --table blas "$OUT"

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,7 +25,7 @@
 #include "base/fault_injection.hpp"
 #include "engine/models.hpp"
 #include "base/rng.hpp"
-#include "suites/fp32_peak.hpp"
+#include "suites/compute_peak.hpp"
 #include "suites/node_noise.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
@@ -132,6 +134,18 @@ void print_list() {
   std::printf("default --sizes of --sweep gemm: %s\n", default_gemm_sizes().c_str());
 }
 
+// --precision of --sweep gemm: fp32 for every library, bf16 for those with a bf16 GEMM this CPU runs.
+void check_gemm_precision(const std::string& library, const std::string& precision) {
+  if (precision == "fp32") return;
+  const SgemmInfo* info = nullptr;
+  for (const SgemmInfo& s : sgemm_libraries())
+    if (s.name == library) info = &s;
+  if (precision != "bf16" || !info || !info->create_bf16)
+    throw SettingError("precision", precision, "library '" + library + "' has no " + precision + " GEMM");
+  if (const std::string why = info->bf16_problem ? info->bf16_problem() : std::string(); !why.empty())
+    throw SettingError("precision", precision, "library '" + library + "': " + why);
+}
+
 // Every name known and every thread count one the library accepts, before any work.
 void validate(const Options& o) {
   const std::string kind = o.str("sweep");
@@ -147,6 +161,7 @@ void validate(const Options& o) {
       } catch (const UsageError& e) {
         throw UsageError(std::string("--backend: ") + e.what());
       }
+      for (const std::string& p : o.values("precision")) check_gemm_precision(b, p);
       // The same wording as the backends' check (check_thread_limit), naming the library.
       for (const std::string& t : o.values("threads"))
         if (t != "default" && std::stoi(t) > lib->max_threads())
@@ -196,6 +211,7 @@ struct BlasPoint {
   std::uint64_t seed = 1;
   int iters = 0, warmup = 0;
   double min_time = 0;  // --min-time (gemm and layers sweeps)
+  bool bf16 = false;    // --sweep gemm --precision bf16: the library's bf16 GEMM
 };
 
 BlasPoint blas_point(const PointSettings& s, const std::string& sweep) {
@@ -204,6 +220,7 @@ BlasPoint blas_point(const PointSettings& s, const std::string& sweep) {
   bp.threads_setting = s.str("threads");
   bp.threads = static_cast<int>(s.integer("threads"));
   if (sweep == "gemm") parse_gemm_size(s.str("sizes"), bp.m, bp.n, bp.k);
+  bp.bf16 = sweep == "gemm" && s.str("precision") == "bf16";
   bp.seed = static_cast<std::uint64_t>(s.integer("seed"));
   bp.iters = static_cast<int>(s.integer("iters"));
   bp.warmup = static_cast<int>(s.integer("warmup"));
@@ -220,8 +237,9 @@ void set_common(Record& r, const char* sweep, const std::string& backend, int th
   r.set("ranks", std::int64_t{ranks});
 }
 
-void set_peak(Record& r, double gflops, int threads) {
-  const double peak = fp32_peak_gflops(threads);
+// peak_gflops: the measured peak of the point's arithmetic (bf16 dot products for bf16 math).
+void set_peak(Record& r, double gflops, int threads, bool bf16 = false) {
+  const double peak = bf16 ? bf16_peak_gflops(threads) : fp32_peak_gflops(threads);
   r.set("peak_gflops", peak);
   r.set("peak_fraction", peak > 0 ? gflops / peak : 0.0);
 }
@@ -251,6 +269,32 @@ double gemm_check(const float* a, const float* b, const float* c, int m, int n, 
   return worst;
 }
 
+// The values a bf16 GEMM multiplies: x rounded to bf16 (to nearest even), in a float.
+std::vector<float> rounded_to_bf16(const float* x, std::size_t n) {
+  std::vector<float> out(x, x + n);
+  for (float& v : out) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&v, &u, 4);
+  }
+  return out;
+}
+
+// The call a gemm point times: the library's SGEMM, or its bf16 GEMM on A and B converted once.
+std::function<void()> gemm_call(const BlasPoint& bp, Sgemm& lib, const float* a, const float* b, float* c,
+                                LibraryVersions& libraries) {
+  const int m = bp.m, n = bp.n, k = bp.k;
+  if (!bp.bf16) return [&lib, m, n, k, a, b, c] { lib.run(false, false, m, n, k, 1.0f, a, b, 0.0f, c); };
+  std::shared_ptr<Bf16Gemm> g;
+  for (const SgemmInfo& s : sgemm_libraries())
+    if (s.name == bp.library && s.create_bf16) g = s.create_bf16();
+  if (!g) throw std::logic_error("library '" + bp.library + "' has no bf16 GEMM (validate() checks it)");
+  g->prepare(m, n, k, a, b);
+  add_versions(libraries, {{bp.library + "_bf16_gemm_kernel", g->kernel()}});
+  return [g, c] { g->run(c); };
+}
+
 ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libraries) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -265,7 +309,8 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   fill_random(a.get(), std::size_t(m) * k, seed);
   fill_random(b.get(), std::size_t(k) * n, seed + 1);
   const int warmup = bp.warmup, iters = bp.iters;
-  for (int i = 0; i < warmup; ++i) lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
+  const std::function<void()> call = gemm_call(bp, *lib, a.get(), b.get(), c.get(), libraries);
+  for (int i = 0; i < warmup; ++i) call();
   // Every rank times the same number of calls (the series are gathered as one array).
   std::vector<double> calls;
   const auto start = Clock::now();
@@ -273,7 +318,7 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   const int decide_at = std::min(4, iters - 1);  // after the first (up to) 5 calls
   for (int i = 0; i < count; ++i) {
     const auto t0 = Clock::now();
-    lib->run(false, false, m, n, k, 1.0f, a.get(), b.get(), 0.0f, c.get());
+    call();
     inject_slowdown(since(t0));
     calls.push_back(since(t0));
     if (i != decide_at) continue;
@@ -286,8 +331,12 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
       count = want;
     }
   }
+  // bf16: against the products of the rounded operands (exact in fp32), so the same fp32 bound holds.
   bool ok = true;
-  const double error = gemm_check(a.get(), b.get(), c.get(), m, n, k, ok);
+  const double error =
+      bp.bf16 ? gemm_check(rounded_to_bf16(a.get(), std::size_t(m) * k).data(),
+                           rounded_to_bf16(b.get(), std::size_t(k) * n).data(), c.get(), m, n, k, ok)
+              : gemm_check(a.get(), b.get(), c.get(), m, n, k, ok);
 
   ResultPoint out;
   out.arrays.push_back(gather_series("call_time_s", calls, comm));
@@ -306,11 +355,13 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   r.set("sec_per_iter", st.mean);
   r.set("gflops", gflops);
   r.set("gflops_median", st.median > 0 ? flops / st.median * 1e-9 : 0.0);
-  set_peak(r, gflops, lib->threads());
+  r.set("precision", std::string(bp.bf16 ? "bf16" : "fp32"));
+  set_peak(r, gflops, lib->threads(), bp.bf16);
   r.set("gemm_check_error", error);
   if (!ok) {
     out.status = PointStatus::Failed;
-    out.status_reason = "SGEMM result outside the float dot-product bound 2 k u sum|a b|";
+    out.status_reason = std::string(bp.bf16 ? "bf16 GEMM" : "SGEMM") +
+                        " result outside the float dot-product bound 2 k u sum|a b|";
   }
   return out;
 }
@@ -440,7 +491,7 @@ ResultPoint layers_point(const ModelPoint& mp, const BlasPoint& bp, MPI_Comm com
   r.set("sec_per_iter", total_fwd + total_bwd);
   const double gflops = total_fwd + total_bwd > 0 ? total_flops / (total_fwd + total_bwd) * 1e-9 : 0.0;
   r.set("gflops", gflops);
-  set_peak(r, gflops, be->threads());
+  set_peak(r, gflops, be->threads(), mp.settings.precision == Precision::Bf16);
   return out;
 }
 
@@ -480,7 +531,7 @@ ResultPoint model_sweep_point(const Options& o, const SweepPoint& p, MPI_Comm co
   r.set("threads_setting", PointSettings(o, p).str("threads"));
   if (const auto t = r.number("iter_mean_s")) r.set("sec_per_iter", *t);
   const auto threads = r.number("threads"), gflops = r.number("gflops");
-  if (threads && gflops) set_peak(r, *gflops, static_cast<int>(*threads));
+  if (threads && gflops) set_peak(r, *gflops, static_cast<int>(*threads), r.text("precision") == "bf16");
   return out;
 }
 

@@ -82,6 +82,11 @@ void print_model_list() {
     std::string limit;
     if (b.max_threads.at_most > 0) limit.append(" [--threads at most ").append(std::to_string(b.max_threads.at_most)).append("]");
     std::printf("  %-16s %s%s\n", b.name.c_str(), b.description.c_str(), limit.c_str());
+    // CPU precisions beyond fp32: what this CPU runs (job scripts read this line).
+    if (b.precision_problem) {
+      const std::string why = b.precision_problem(Precision::Bf16);
+      std::printf("  %-16s --precision %s\n", "", why.empty() ? "fp32,bf16 on this CPU" : ("fp32 (bf16: " + why + ")").c_str());
+    }
   }
   std::printf("datasets (synthetic shapes): %s\n", kDatasetChoices);
   std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);
@@ -107,7 +112,7 @@ void validate_model_names(const Options& o) {
     // GPU-only settings, before any work: every point of the sweep combines every backend with them.
     if (info->gpu) continue;
     for (const std::string& p : o.values("precision"))
-      check_cpu_settings(b, BackendSettings{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")});
+      check_cpu_settings(*info, BackendSettings{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")});
   }
 }
 

@@ -10,9 +10,9 @@
 #    does; where no cgroup can be made, the processes stopped for 75% of every 20 ms instead), SGEMM
 #    3x slower (HPCNN_TEST_SLOWDOWN), and the whole night pinned to one core (training's two
 #    threads share it): each must fail, with the slowed suite's points among its REGRESSION
-#    verdicts, and the quota night's training verdict naming the stalls where they took more of the
-#    time than in the reference. (4x and 3x: a six-run reference blessed on a busy CI VM is judged
-#    with a 40% floor here; slowdowns of 10% and 25% are measured at length on a quiet machine,
+#    verdicts, and the quota night's training verdict naming the stalls whenever they took more of
+#    the time in every round than in any reference round. (4x and 3x: a six-run reference blessed
+#    on a busy CI VM is judged with a 40% floor here; slowdowns of 10% and 25% are measured at length on a quiet machine,
 #    docs/ACCEPTANCE.md.)
 # The nights alternate between unchanged and slowed, so that a drift of the machine reaches both.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
@@ -64,10 +64,27 @@ SLOW_NODE_QUIET=1 "$HPCNN_SRCDIR/bench/slow_node.sh" quota 75 true 2>/dev/null |
 echo "external slowdown: bench/slow_node.sh $slow_kind 75"
 night unchanged-1 pass -
 night quota-train fail hpcnn-train SLOW_NODE_QUIET=1 -- "$HPCNN_SRCDIR/bench/slow_node.sh" "$slow_kind" 75
-# The night says why: the slices stalled the training's iterations, and its verdict says so.
-grep -q "^failure: REGRESSION: suite=hpcnn-train .*stalls took [0-9.]*% of the time (reference " "$out/quota-train/verdict.txt" &&
-  echo "ok:   night quota-train: $(grep -m1 -o 'stalls took [^)]*)' "$out/quota-train/verdict.txt")" ||
-  { echo "FAIL: the quota night's training REGRESSION does not name its stalls"; grep "suite=hpcnn-train " "$out/quota-train/verdict.txt"; fail=1; }
+# The night says why. The verdict names the stalls when they took more of the time in every round
+# of the quota night than in any reference round (+2 points); where the quota slows every iteration
+# alike (the median moves with the mean) there are no stalls to name. Both the naming and the
+# silence are checked against the stall shares the result files hold.
+stall_shares() {  # the training points' stall shares under $1, one per line, sorted
+  "$HPCNN_BUILDDIR/hpcnn-summary" "$1" --where suite=hpcnn-train --columns stall_share --format csv |
+    tail -n +2 | sort -g
+}
+now_stalls=$(stall_shares "$out/quota-train") ref_stalls=$(stall_shares "$out/ref/box/smoke")
+now_min=$(head -1 <<<"$now_stalls") ref_max=$(tail -1 <<<"$ref_stalls")
+echo "      training stall shares: quota night $(echo $now_stalls), reference up to $ref_max"
+if [ -z "$now_min" ] || [ -z "$ref_max" ]; then
+  echo "FAIL: the training points have no stall_share (quota night '$now_min', reference '$ref_max')"; fail=1
+elif grep -q "^failure: REGRESSION: suite=hpcnn-train .*stalls took [0-9.]*% of the time (reference " "$out/quota-train/verdict.txt"; then
+  echo "ok:   night quota-train: $(grep -m1 -o 'stalls took [^)]*)' "$out/quota-train/verdict.txt")"
+elif awk -v n="$now_min" -v r="$ref_max" 'BEGIN { exit !(n >= r + 0.02) }'; then
+  echo "FAIL: the quota night's training stalled more than any reference round and its REGRESSION does not say so"
+  grep "suite=hpcnn-train " "$out/quota-train/verdict.txt"; fail=1
+else
+  echo "ok:   night quota-train: stalls not beyond the reference's, and not named"
+fi
 night unchanged-2 pass -
 night slow-blas fail hpcnn-blas HPCNN_TEST_SLOWDOWN=hpcnn-blas:200%
 night unchanged-3 pass -

@@ -12,7 +12,10 @@
 #     measured; evaluated with the initial statistics 0 / 1 instead it gets 9 %, chance), also on
 #     two ranks (the running statistics of rank 0 go to every rank before evaluating);
 #  7. --eval-every N adds test evaluations every N optimizer steps (arrays eval_step,
-#     eval_test_acc, eval_test_loss); the one at the last step equals the last epoch's evaluation.
+#     eval_test_acc, eval_test_loss); the one at the last step equals the last epoch's evaluation;
+#  8. bf16 trains like fp32 (where the dnnl backend computes bf16 on this CPU): lenet5, 2 epochs on
+#     10,000 images, the same seed: test accuracy within 2 points of fp32's (measured on Zen 4:
+#     82.05 and 82.4 % against 82.1 and 81.3 % with seeds 1 and 2).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 data=/usr/share/datasets/fashion-mnist
 [ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "SKIP: $data not installed (apt-get install dataset-fashion-mnist)"; exit 77; }
@@ -99,4 +102,20 @@ echo "accuracy at step 50: $last_eval %, after epoch 2: $last_epoch %"
 [ -n "$last_eval" ] && [ "$last_eval" = "$last_epoch" ] ||
   { echo "FAIL: the evaluation at the last step ($last_eval) differs from the last epoch's ($last_epoch)"; fail=1; }
 [ "$(values eval_test_loss | wc -l)" = 5 ] || { echo "FAIL: eval_test_loss has not 5 values"; fail=1; }
+# 8. bf16 against fp32
+if [ "$backend" = dnnl ] && ./hpcnn-train --model lenet5 --precision bf16 --iters 1 --warmup 0 --quiet --output "$out/bf16-probe" 2>"$out/bf16.err"; then
+  for p in fp32 bf16; do
+    run ./hpcnn-train "${common[@]}" --batch 32 --lr 0.02 --momentum 0.9 --epochs 2 --train-limit 10000 --test-limit 2000 \
+      --precision $p --output "$out/prec-$p"
+  done
+  a32=$(./hpcnn-summary --format csv --columns test_acc "$out/prec-fp32" | tail -1)
+  a16=$(./hpcnn-summary --format csv --columns test_acc,precision "$out/prec-bf16" | tail -1)
+  echo "test accuracy after 2 epochs: fp32 $a32 %, bf16 ${a16%,*} % (${a16#*,})"
+  awk -v a="$a32" -v b="${a16%,*}" 'BEGIN {d = a - b; exit !(a >= 60 && (d < 0 ? -d : d) <= 2)}' ||
+    { echo "FAIL: bf16 test accuracy ${a16%,*} % is not within 2 points of fp32's $a32 %"; fail=1; }
+  [ "${a16#*,}" = bf16 ] || { echo "FAIL: the bf16 run records precision '${a16#*,}'"; fail=1; }
+else
+  [ "$backend" = dnnl ] && echo "bf16 not tested: $(cat "$out/bf16.err")" || echo "bf16 not tested: this build has no dnnl backend"
+fi
+
 exit $fail

@@ -16,21 +16,24 @@ bool g_gpu = false;
 bool gpu_mode() { return g_gpu; }
 
 namespace {
-// The variants of one backend: CPU backends run as registered, GPU ones in each precision.
+// The variants of one backend: CPU backends as registered and in bf16 where the backend computes
+// it on this CPU, GPU ones in each layout and precision.
 void add_variants(const BackendInfo& b, std::vector<BackendVariant>& out) {
+  BackendSettings nchw, nhwc, tf32, bf16;
+  bf16.precision = Precision::Bf16;
+  const BackendVariant bf16_variant{b.name + "_bf16", b.name, bf16, 3e-2, 50.0};
   if (!b.gpu) {
     out.push_back({b.name, b.name, {}, 0.0, 1.0});
+    if (b.precision_problem && b.precision_problem(Precision::Bf16).empty()) out.push_back(bf16_variant);
     return;
   }
-  BackendSettings nchw, nhwc, tf32, bf16;
   nchw.layout = "nchw";
   nhwc.layout = "nhwc";
   tf32.precision = Precision::Tf32;
-  bf16.precision = Precision::Bf16;
   out.push_back({b.name, b.name, nchw, 2e-5, 1.0});
   out.push_back({b.name + "_nhwc", b.name, nhwc, 2e-5, 1.0});
   out.push_back({b.name + "_tf32", b.name, tf32, 4e-3, 10.0});
-  out.push_back({b.name + "_bf16", b.name, bf16, 3e-2, 50.0});
+  out.push_back(bf16_variant);
 }
 }  // namespace
 

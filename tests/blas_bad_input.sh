@@ -30,5 +30,13 @@ fi
 if have eigen; then
   expect 2 "4097"        -- --sweep gemm --backend eigen --threads 4097 --sizes 64
 fi
+# --precision: a library without a bf16 GEMM, and a CPU without bf16 kernels, are usage errors.
+expect 2 "'fp8'"         -- --sweep gemm --precision fp8 --sizes 64
+if have openblas; then
+  expect 2 "--precision bf16: library 'openblas' has no bf16 GEMM" -- --sweep gemm --backend openblas --precision bf16 --sizes 64
+fi
+if have dnnl && ! ./hpcnn-train --list | grep -q -- '--precision fp32,bf16 on this CPU'; then
+  expect 2 "--precision bf16: library 'dnnl'" -- --sweep gemm --backend dnnl --precision bf16 --sizes 64
+fi
 ./hpcnn-blas --help | grep -q -- '--sizes' || { echo "FAIL: --help lacks --sizes"; fail=1; }
 exit $fail

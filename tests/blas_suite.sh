@@ -36,4 +36,20 @@ printf '%s\n' "$csv" | awk -F, -v nlibs="$nlibs" '
   }' || fail=1
 # The text table prints the same rows with units.
 ./hpcnn-summary --table blas "$out" | grep -q 'GFLOP/s' || { echo "FAIL: text table"; fail=1; }
+
+# oneDNN's bf16 GEMM beside its SGEMM where this CPU has a bf16 kernel: checked against the
+# products of the bf16-rounded operands (status ok), rated against the bf16 peak, which is above
+# the fp32 one, and its kernel recorded.
+if ./hpcnn-train --list | grep -q -- '--precision fp32,bf16 on this CPU'; then
+  run ./hpcnn-blas --sweep gemm --backend dnnl --precision fp32,bf16 --threads 1 --sizes 96 --iters 3 --warmup 1 \
+    --output "$out/bf16" --quiet
+  got=$(./hpcnn-summary --format csv --columns precision,status,peak_gflops,gemm_check_error "$out/bf16" | tail -n +2)
+  echo "$got"
+  awk -F, '{ peak[$1] = $3; if ($2 != "ok") bad = 1 }
+    END { exit !(!bad && NR == 2 && peak["bf16"] > 1.3 * peak["fp32"]) }' <<<"$got" ||
+    { echo "FAIL: fp32 and bf16 GEMM rows (precision,status,peak_gflops,gemm_check_error) above"; fail=1; }
+  h5dump -A "$out"/bf16/*.h5 | grep -q 'dnnl_bf16_gemm_kernel' || { echo "FAIL: no dnnl_bf16_gemm_kernel in the provenance"; fail=1; }
+else
+  echo "bf16 GEMM not tested: $(./hpcnn-train --list | grep -o -- '--precision fp32 (bf16: .*')"
+fi
 exit $fail

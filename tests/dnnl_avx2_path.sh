@@ -7,7 +7,9 @@
 # for 2.x) and runs on that path what checks the dnnl backend's numbers: test_backends' dnnl
 # cases (every op against the reference backend, forward and backward) and test_network without
 # the other CPU libraries (whole models against the reference, fusion, finite differences). A
-# short hpcnn-infer's result file must name the capped instruction set.
+# short hpcnn-infer's result file must name the capped instruction set. oneDNN has no bf16 kernel
+# on AVX2: --precision bf16 must end with one line naming what the CPU lacks (exit 2, no file),
+# and `--list` must say so.
 # On an AVX2-only machine the cap changes nothing (the same tests ran uncapped). Skipped (77)
 # when this build has no dnnl backend or the CPU has no AVX2.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
@@ -24,4 +26,8 @@ case "$isa" in
   avx2*) echo "ok:   result file: oneDNN instruction set $isa" ;;
   *) echo "FAIL: with ONEDNN_MAX_CPU_ISA=AVX2 the result file names instruction set '$isa'"; fail=1 ;;
 esac
+expect_error 2 "--precision bf16: backend 'dnnl': oneDNN has no bf16 convolution kernel for this CPU (its ISA: avx2" \
+  -- ./hpcnn-train --model lenet5 --backend dnnl --precision bf16 --iters 1 --warmup 0
+./hpcnn-train --list | grep -q -- '--precision fp32 (bf16: oneDNN has no bf16' ||
+  { echo "FAIL: hpcnn-train --list does not say bf16 is unavailable:"; ./hpcnn-train --list | grep -- '--precision'; fail=1; }
 exit $fail

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.hpp"
 #include "engine/backend.hpp"
 #include "kernels/registry.hpp"
 #include "backend_selection.hpp"
@@ -470,6 +471,66 @@ TEST_P(BackendMisc, ThreadsAndVersions) {
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendMisc);
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendMisc, ::testing::ValuesIn(non_reference_backends()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// A CPU backend that computes in bf16 refuses tf32 and, where this CPU has no bf16 kernel, bf16
+// with the reason (its bf16 variant is then left out of the tests above, and this test says so);
+// where it can, its bf16 variant is among those tested and names the kernel it dispatched.
+TEST(CpuPrecisions, Bf16WhereTheCpuCan) {
+  if (test::gpu_mode()) GTEST_SKIP() << "CPU backends are tested without --gpu";
+  std::string skipped;
+  bool any = false;
+  for (const BackendInfo& b : backends()) {
+    if (b.gpu || !b.precision_problem) continue;
+    any = true;
+    BackendSettings tf32, bf16;
+    tf32.precision = Precision::Tf32;
+    bf16.precision = Precision::Bf16;
+    EXPECT_THROW(check_cpu_settings(b, tf32), SettingError) << b.name;
+    if (const std::string why = b.precision_problem(Precision::Bf16); !why.empty()) {
+      EXPECT_THROW(check_cpu_settings(b, bf16), SettingError) << b.name;
+      skipped += b.name + "_bf16 not tested: " + why + "; ";
+      continue;
+    }
+    EXPECT_NO_THROW(check_cpu_settings(b, bf16)) << b.name;
+    const std::vector<test::BackendVariant> tested = test::variants_under_test();
+    EXPECT_TRUE(std::any_of(tested.begin(), tested.end(), [&](const test::BackendVariant& v) {
+      return v.name == b.name + "_bf16" && v.settings.precision == Precision::Bf16;
+    })) << b.name << "_bf16 is not among the variants under test";
+    bool names_kernel = false;
+    for (const auto& [lib, version] : test::make_variant(test::find_variant(b.name + "_bf16"))->versions())
+      names_kernel = names_kernel || lib.find("bf16") != std::string::npos;
+    EXPECT_TRUE(names_kernel) << b.name << "_bf16 records no bf16 kernel among its versions";
+  }
+  if (!any) GTEST_SKIP() << "no CPU backend of this build computes in bf16";
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+}
+
+// The bf16 variants above get inputs that bf16 holds exactly, so their results match fp32's. On
+// inputs it does not hold, a convolution must show bf16's rounding (error beyond fp32's, so bf16 is
+// what ran) within its bound: each product carries at most 2 * 2^-9 relative from rounding both
+// factors, and the f32 sums add no more than fp32 does, so |got - ref| <= 2^-8 * sum |w x|
+// <= 2^-8 * K * max|w| max|x| for K products per output; stated here as 2^-8 relative to max|ref|
+// times sqrt(K) (random signs: the rounding errors add as a random walk), and at least 10x fp32's.
+TEST(CpuPrecisions, Bf16RoundsItsInputs) {
+  if (test::gpu_mode()) GTEST_SKIP() << "CPU backends are tested without --gpu";
+  for (const BackendInfo& b : backends()) {
+    if (b.gpu || !b.precision_problem) continue;
+    if (const std::string why = b.precision_problem(Precision::Bf16); !why.empty()) GTEST_SKIP() << b.name << ": " << why;
+    const OpProblem p = test::make_problem(OpKind::Conv, conv_attr(32, 3, 1, 1, true), {{4, 32, 8, 8}}, 11);
+    auto ref_be = make_backend("reference");
+    const OpResult ref = test::run_op(*ref_be, p);
+    auto fp32 = test::make_variant(test::find_variant(b.name));
+    auto bf16 = test::make_variant(test::find_variant(b.name + "_bf16"));
+    const double k = 32 * 3 * 3, scale = max_abs(ref.dst);
+    const test::ErrorStats e32 = test::compare(test::run_op(*fp32, p).dst, ref.dst, 1e-5 * scale, 0.0);
+    const test::ErrorStats e16 = test::compare(test::run_op(*bf16, p).dst, ref.dst, std::ldexp(1.0, -8) * std::sqrt(k) * scale, 0.0);
+    std::printf("  %s conv 32->32 3x3 (K %g): fp32 worst %.3g, bf16 worst %.3g of max|ref|\n", b.name.c_str(), k,
+                e32.max_abs / scale, e16.max_abs / scale);
+    EXPECT_TRUE(e32.ok()) << e32.describe("fp32 dst");
+    EXPECT_TRUE(e16.ok()) << e16.describe("bf16 dst");
+    EXPECT_GT(e16.max_abs, 10 * e32.max_abs) << b.name << "_bf16 shows no bf16 rounding: did it compute in fp32?";
+  }
+}
 
 }  // namespace
 }  // namespace hpcnn

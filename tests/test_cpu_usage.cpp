@@ -1,17 +1,18 @@
 // UsageMonitor (harness/cpu_usage.hpp): CPU busy time shows up as user time, memory touched while
 // monitoring raises the sampled maximum, and the sample summary is a mean and a maximum. Plus the
-// FP32 peak helper (suites/fp32_peak.hpp) gives a finite positive rate.
+// FP32 peak helper (suites/compute_peak.hpp) gives a finite positive rate.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "harness/cpu_usage.hpp"
-#include "suites/fp32_peak.hpp"
+#include "suites/compute_peak.hpp"
 
 namespace hpcnn {
 namespace {
@@ -61,6 +62,19 @@ TEST(Fp32Peak, PositiveAndCached) {
   EXPECT_GT(one, 0.1);
   EXPECT_EQ(fp32_peak_gflops(1), one);  // cached
   EXPECT_EQ(fp32_peak_gflops(0), one);  // < 1 counts as 1
+}
+
+// Where the CPU has AVX512_BF16, a VDPBF16PS does twice the FLOPs of a 16-lane FMA in the same
+// vector width: every CPU with it so far (Cooper Lake, Sapphire Rapids, Zen 4 and 5) issues both at
+// the same rate, so the bf16 peak is about 2x fp32's. Outside 1.3-3x the FLOP count is wrong.
+TEST(Bf16Peak, TwiceFp32WhereTheCpuHasIt) {
+  const double bf16 = bf16_peak_gflops(1);
+  if (bf16 == 0.0) GTEST_SKIP() << "this CPU has no AVX512_BF16: no bf16 peak";
+  const double fp32 = fp32_peak_gflops(1);
+  std::printf("  1 thread: fp32 peak %.1f GFLOP/s, bf16 peak %.1f GFLOP/s (%.2fx)\n", fp32, bf16, bf16 / fp32);
+  EXPECT_EQ(bf16_peak_gflops(1), bf16);  // cached
+  EXPECT_GT(bf16 / fp32, 1.3);
+  EXPECT_LT(bf16 / fp32, 3.0);
 }
 
 }  // namespace

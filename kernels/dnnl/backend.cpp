@@ -12,6 +12,7 @@
 #include "kernels/dnnl/dnnl_backend.hpp"
 #include "kernels/dnnl/layout.hpp"
 #include "kernels/dnnl/ops.hpp"
+#include "kernels/dnnl/precision.hpp"
 
 namespace hpcnn {
 namespace {
@@ -35,6 +36,22 @@ class DnnlBackend final : public CpuBackend {
   }
 
   std::string name() const override { return "dnnl"; }
+
+  // fp32, or bf16 where this CPU has a bf16 kernel (precision_problem below).
+  void configure(const BackendSettings& s) override {
+    BackendSettings rest = s;
+    rest.precision = Precision::Fp32;
+    check_cpu_settings(name(), rest);
+    if (s.precision == Precision::Fp32) return;
+    if (const std::string why = precision_problem(s.precision); !why.empty())
+      throw SettingError("precision", precision_name(s.precision), "backend 'dnnl': " + why);
+    ctx_->compute = dt::bf16;
+  }
+
+  static std::string precision_problem(Precision p) {
+    if (p == Precision::Tf32) return "tf32 is a GPU tensor-core format (the CPU runs fp32 or bf16)";
+    return p == Precision::Bf16 ? bf16_support().problem : std::string();
+  }
 
   // Blocked formats may pad channels: the size is the layout's, not count * 4.
   std::size_t storage_bytes(const Tensor& t) const override {
@@ -114,10 +131,17 @@ class DnnlBackend final : public CpuBackend {
   int threads() const override { return omp_get_max_threads(); }
 
   LibraryVersions versions() const override {
-    return {{"oneDNN", version_string()},
-            {"oneDNN_isa", compat::isa_name(dnnl::get_effective_cpu_isa())},
-            {"oneDNN_conv_algorithm",
-             ctx_->conv_algorithm == ConvAlgorithm::Auto ? "auto (winograd for 3x3/s1)" : "direct"}};
+    LibraryVersions v = {{"oneDNN", version_string()},
+                         {"oneDNN_isa", compat::isa_name(dnnl::get_effective_cpu_isa())},
+                         {"oneDNN_conv_algorithm", ctx_->conv_algorithm == ConvAlgorithm::Auto
+                                                       ? "auto (winograd for 3x3/s1 in fp32)"
+                                                       : "direct"}};
+    // bf16: what computes in it, and the kernel oneDNN dispatched (native or emulated).
+    if (ctx_->compute == dt::bf16) {
+      v.push_back({"oneDNN_bf16", "convolutions and inner products (f32 accumulation, output, master weights)"});
+      v.push_back({"oneDNN_bf16_kernel", bf16_kernel_text(bf16_support())});
+    }
+    return v;
   }
 
  private:
@@ -134,8 +158,10 @@ void register_dnnl_backend(Registry<BackendInfo>& registry) {
   // OpenMP runs at most its thread-limit-var (OMP_THREAD_LIMIT) threads; unset, it is INT_MAX,
   // which means no limit.
   const int omp_limit = omp_get_thread_limit();
-  registry.add({"dnnl", "oneDNN " + version_string() + " primitives", make_dnnl_backend,
-                    omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)});
+  BackendInfo info{"dnnl", "oneDNN " + version_string() + " primitives (fp32; bf16 where the CPU has a kernel)",
+                   make_dnnl_backend, omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)};
+  info.precision_problem = DnnlBackend::precision_problem;
+  registry.add(std::move(info));
 }
 
 }  // namespace hpcnn

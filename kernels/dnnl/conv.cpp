@@ -4,7 +4,8 @@
 // layers may use Winograd (Context::conv_algorithm). An inference convolution may carry a folded
 // batch norm (its weights scaled and a bias added per output channel, recomputed when the
 // parameters or statistics change), and a residual Add as a sum post-op onto the shortcut, which
-// is then its dst (before the ReLU post-op).
+// is then its dst (before the ReLU post-op). In bf16 (Context::compute) the src, weights and
+// diff_dst are converted to bf16 on the way in; dst, diff_src and diff weights stay f32.
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -37,26 +38,30 @@ memory::desc residual_dst(const Tensor& shortcut) {
   return desc_of(shortcut);
 }
 
-// A convolution's sizes as oneDNN takes them.
+// A convolution's sizes and types as oneDNN takes them: w_any the weights as the primitive reads
+// them (compute type), dw_any their gradient (f32).
 struct ConvGeometry {
   Shape in, out;
+  dt compute;
   memory::dims strides, pad_l, pad_r;
-  memory::desc w_any, w_plain, b_desc;
+  memory::desc w_any, dw_any, w_plain, b_desc;
 };
 
-ConvGeometry conv_geometry(const OpAttr& a, const Shape& in, const Shape& out) {
+ConvGeometry conv_geometry(const OpAttr& a, const Shape& in, const Shape& out, dt compute) {
   const memory::dims wdims = {out.c, in.c, a.kh, a.kw};
-  ConvGeometry g{in, out, {a.sh, a.sw}, {a.ph, a.pw},
+  ConvGeometry g{in, out, compute, {a.sh, a.sw}, {a.ph, a.pw},
                  {(out.h - 1) * a.sh + a.kh - in.h - a.ph, (out.w - 1) * a.sw + a.kw - in.w - a.pw},
-                 memory::desc(wdims, dt::f32, tag::any), memory::desc(wdims, dt::f32, tag::oihw),
-                 memory::desc({out.c}, dt::f32, tag::x)};
+                 memory::desc(wdims, compute, tag::any), memory::desc(wdims, dt::f32, tag::any),
+                 memory::desc(wdims, dt::f32, tag::oihw), memory::desc({out.c}, dt::f32, tag::x)};
   return g;
 }
 
 // The activation formats a forward primitive is made with: format_tag::any (the primitive's
-// choice) or a concrete one (channels-last, or the shortcut's format under a residual add).
+// choice) or a concrete one (channels-last, or the shortcut's format under a residual add). src is
+// of the compute type, dst f32.
 struct ConvFormats {
   memory::desc src, dst;
+  bool channels_last = false;
 };
 
 class ConvOp final : public Op {
@@ -72,10 +77,10 @@ class ConvOp final : public Op {
     if (fold_) bn_eps_ = e.batch_norm->attr.eps;
     const OpAttr& a = node.attr;
     dst.shape = Shape{src.shape.n, node.out.c, node.out.h, node.out.w};
-    const ConvGeometry g = conv_geometry(a, src.shape, dst.shape);
+    const ConvGeometry g = conv_geometry(a, src.shape, dst.shape, c->compute);
     weight_count_ = static_cast<std::size_t>(g.out.c) * g.in.c * a.kh * a.kw;
     // A residual op writes over the shortcut: the dst format is the shortcut's.
-    ConvFormats f{any_desc(g.in), residual_ ? residual_dst(*shortcut) : any_desc(g.out)};
+    ConvFormats f{any_desc(g.in, g.compute), residual_ ? residual_dst(*shortcut) : any_desc(g.out)};
     choose_algorithm(g, a, f);
     if (residual_) residual_same_kernel_ = residual_keeps_kernel(g, f);
     if (alg_ == algorithm::convolution_direct && !residual_) prefer_channels_last(g, f);
@@ -112,6 +117,7 @@ class ConvOp final : public Op {
 
   void backward(const OpContext& x) override {
     const Tensor diff_dst = relu_ ? relu_grad_.run(x) : *x.diff_dst;
+    bw_diff_dst_ = nullptr;
     // Weights first: oneDNN's threading keeps the src/diff_dst of the forward hot.
     if (batch_dw_) {
       batch_dw_->run(*x.src[0], diff_dst, x.diff_weights);
@@ -122,8 +128,11 @@ class ConvOp final : public Op {
     Tensor* ds = x.diff_src.empty() ? nullptr : x.diff_src[0];
     if (!ds) return;
     float* out = bd_diff_src_out_.target(*ds);
+    // (the conversion backward_weights made, where it wants the same format)
+    const float* dd = bw_diff_dst_ && bd_diff_dst_in_.want() == bw_diff_dst_in_.want() ? bw_diff_dst_
+                                                                                      : bd_diff_dst_in_.get(diff_dst);
     execute(*ctx_, bwd_data_,
-            {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(bd_diff_dst_in_.get(diff_dst))},
+            {{DNNL_ARG_DIFF_DST, bd_diff_dst_m_.bind(dd)},
              {DNNL_ARG_WEIGHTS, bd_w_m_.bind(bd_weights())},
              {DNNL_ARG_DIFF_SRC, bd_diff_src_m_.bind(out)}});
     bd_diff_src_out_.finish(*ds);
@@ -136,13 +145,13 @@ class ConvOp final : public Op {
                                 g.pad_r, epilogue_attr(sum, relu_));
   }
 
-  // Sets alg_ and fwd_pd_. 3x3 stride-1 layers with enough channels and an output of at least 4x4
+  // Sets alg_ and fwd_pd_. f32 3x3 stride-1 layers with enough channels and an output of at least 4x4
   // (its 4x4 tiles waste most of the work on 2x2 and 1x1 maps: measured 2-9x slower there): let
   // oneDNN choose Winograd where its heuristics expect it to be faster (about 2x on AVX-512 for
   // ResNet and AlexNet shapes, fwd and bwd), unless the context asks for direct convolution only.
   void choose_algorithm(const ConvGeometry& g, const OpAttr& a, const ConvFormats& f) {
     alg_ = algorithm::convolution_direct;
-    if (ctx_->conv_algorithm == ConvAlgorithm::Auto && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 &&
+    if (ctx_->conv_algorithm == ConvAlgorithm::Auto && g.compute == dt::f32 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 &&
         g.in.c >= 16 && g.out.c >= 16 && g.out.h >= 4 && g.out.w >= 4) {
       alg_ = algorithm::convolution_auto;
       fwd_pd_ = make_forward(g, f, residual_);
@@ -177,8 +186,8 @@ class ConvOp final : public Op {
     const bool wasteful = block_waste(g.out.c) > 0.25 || (g.in.c > 4 && block_waste(g.in.c) > 0.25);
     const bool plain_gemm = is_gemm_fallback(fwd_pd_) && is_plain(fwd_pd_.dst_desc(), g.out);
     if (!wasteful && !plain_gemm) return;
-    const ConvFormats last{memory::desc(dims_of(g.in), dt::f32, tag::nhwc),
-                           memory::desc(dims_of(g.out), dt::f32, tag::nhwc)};
+    const ConvFormats last{memory::desc(dims_of(g.in), g.compute, tag::nhwc),
+                           memory::desc(dims_of(g.out), dt::f32, tag::nhwc), true};
     const auto channels_last = make_forward(g, last, false);
     if (is_reference_impl(channels_last)) return;
     fwd_pd_ = channels_last;
@@ -198,15 +207,23 @@ class ConvOp final : public Op {
 
   // Backward data: diff_src and weights in the formats it likes (for a plain 3-channel input
   // the forward's nchw src would get only the reference implementation; a blocked diff_src
-  // plus one reorder is much faster). A channels-last layer keeps channels-last gradients.
+  // plus one reorder is much faster). A channels-last layer keeps channels-last gradients. In
+  // bf16 diff_dst arrives in f32 and is converted anyway: the primitive chooses its format.
   void set_up_backward_data(const ConvGeometry& g, const ConvFormats& f) {
     const ContextPtr& c = ctx_;
     auto make_bd = [&](const memory::desc& diff_src_d, const memory::desc& diff_dst_d) {
       return compat::conv_backward_data(c->engine, alg_, diff_src_d, g.w_any, diff_dst_d, g.strides, g.pad_l,
                                         g.pad_r, fwd_pd_);
     };
-    bwd_data_pd_ = make_bd(f.src, fwd_pd_.dst_desc());
-    if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(g.in), any_desc(g.out));
+    if (g.compute == dt::f32) {
+      bwd_data_pd_ = make_bd(f.src, fwd_pd_.dst_desc());
+    } else if (f.channels_last) {
+      bwd_data_pd_ = make_bd(memory::desc(dims_of(g.in), dt::f32, tag::nhwc),
+                             memory::desc(dims_of(g.out), g.compute, tag::nhwc));
+    } else {
+      bwd_data_pd_ = make_bd(any_desc(g.in), any_desc(g.out, g.compute));
+    }
+    if (is_reference_impl(bwd_data_pd_)) bwd_data_pd_ = make_bd(any_desc(g.in), any_desc(g.out, g.compute));
     bwd_data_ = convolution_backward_data(bwd_data_pd_);
     bd_w_in_ = Converter(c, bwd_data_pd_.weights_desc());
     bd_diff_dst_in_ = Converter(c, bwd_data_pd_.diff_dst_desc());
@@ -218,21 +235,30 @@ class ConvOp final : public Op {
 
   // Backward weights (and bias): with the forward's src/diff_dst formats when oneDNN has an
   // optimized implementation for them, else with the formats it prefers (small-channel layers
-  // with a plain src would otherwise get the reference implementation).
+  // with a plain src would otherwise get the reference implementation). In bf16 the diff_dst
+  // format of backward data, so that one conversion of diff_dst serves both.
   void set_up_backward_weights(const ConvGeometry& g, const OpAttr& a) {
     const ContextPtr& c = ctx_;
     auto make_bw = [&](const memory::desc& src_d, const memory::desc& diff_dst_d) {
-      return compat::conv_backward_weights(c->engine, alg_, src_d, g.w_any, conv_bias_ ? g.b_desc : memory::desc(),
+      return compat::conv_backward_weights(c->engine, alg_, src_d, g.dw_any, conv_bias_ ? g.b_desc : memory::desc(),
                                            diff_dst_d, g.strides, g.pad_l, g.pad_r, fwd_pd_);
     };
-    bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), fwd_pd_.dst_desc());
-    if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(g.in), any_desc(g.out));
+    bwd_w_pd_ = make_bw(fwd_pd_.src_desc(), g.compute == dt::f32 ? fwd_pd_.dst_desc() : bwd_data_pd_.diff_dst_desc());
+    // bf16 has no one-GEMM-over-the-batch of its own (BatchGemmWeights is fp32): where these
+    // formats get oneDNN's per-image gemm, the formats the primitive prefers if they get a kernel.
+    // (LeNet-5's channels-last first layer, 3 channels, on Zen 4: its diff_dst channels-last as
+    // the forward's dst, 0.34 ms; plain, oneDNN 2.6 ran the per-image gemm, 4.9 ms.)
+    if (g.compute != dt::f32 && (is_reference_impl(bwd_w_pd_) || is_gemm_fallback(bwd_w_pd_))) {
+      const auto preferred = make_bw(any_desc(g.in, g.compute), any_desc(g.out, g.compute));
+      if (!is_reference_impl(preferred) && !is_gemm_fallback(preferred)) bwd_w_pd_ = preferred;
+    }
+    if (is_reference_impl(bwd_w_pd_)) bwd_w_pd_ = make_bw(any_desc(g.in, g.compute), any_desc(g.out, g.compute));
     bwd_w_ = convolution_backward_weights(bwd_w_pd_);
     // Where oneDNN falls back to a GEMM per image (AVX2, kernel larger than the map), one GEMM
     // over the batch instead, while its im2col matrix stays small (AlexNet's first layer at
     // 224x224 would need 280 MB).
     const double col_bytes = 4.0 * g.in.c * a.kh * a.kw * g.out.n * g.out.h * g.out.w;
-    if (is_gemm_fallback(bwd_w_pd_) && col_bytes <= kMaxBatchGemmColBytes)
+    if (g.compute == dt::f32 && is_gemm_fallback(bwd_w_pd_) && col_bytes <= kMaxBatchGemmColBytes)
       batch_dw_ = std::make_unique<BatchGemmWeights>(c, a, g.in, g.out, conv_bias_);
     bw_src_in_ = Converter(c, bwd_w_pd_.src_desc());
     bw_diff_dst_in_ = Converter(c, bwd_w_pd_.diff_dst_desc());
@@ -249,9 +275,10 @@ class ConvOp final : public Op {
   void backward_weights(const OpContext& x, const Tensor& diff_dst) {
     const float* src = bw_src_in_.want() == src_in_.want() ? src_ : bw_src_in_.get(*x.src[0]);
     float* dw = bw_dw_out_.target(x.diff_weights, w_plain_);
+    bw_diff_dst_ = bw_diff_dst_in_.get(diff_dst);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, bw_src_m_.bind(src)},
-        {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_in_.get(diff_dst))},
+        {DNNL_ARG_DIFF_DST, bw_diff_dst_m_.bind(bw_diff_dst_)},
         {DNNL_ARG_DIFF_WEIGHTS, bw_dw_m_.bind(dw)}};
     if (conv_bias_) args[DNNL_ARG_DIFF_BIAS] = bw_db_m_.bind(x.diff_weights + weight_count_);
     execute(*ctx_, bwd_w_, args);
@@ -293,6 +320,7 @@ class ConvOp final : public Op {
   std::size_t weight_count_ = 0;
   memory::desc w_plain_;
   const float* src_ = nullptr;  // the forward's (possibly reordered) src, reused by backward
+  const float* bw_diff_dst_ = nullptr;  // this step's diff_dst as backward weights read it
 
   convolution_forward::primitive_desc fwd_pd_;
   convolution_forward fwd_;

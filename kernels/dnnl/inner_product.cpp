@@ -1,7 +1,9 @@
 // Fully connected layers as oneDNN inner products. The src (possibly blocked 4-D)
 // layout is reordered to plain NCHW, so that the GEMM runs on the canonical [O][C*H*W] weights
 // without any weight reorder (falling back to the formats the primitive prefers); dst is plain
-// {n, O} = NCHW {n, O, 1, 1}.
+// {n, O} = NCHW {n, O, 1, 1}. In bf16 (Context::compute) src, weights and diff_dst are converted
+// to bf16 on the way in (in the formats the primitives choose: the weights are converted anyway);
+// dst, diff_src and the weight gradients stay f32.
 #include "kernels/dnnl/ops.hpp"
 
 namespace hpcnn::dnnl_impl {
@@ -20,8 +22,11 @@ class InnerProductOp final : public Op {
     dst.layout = nullptr;
     weight_count_ = static_cast<std::size_t>(outs) * in.per_sample();
     const memory::dims wdims = {outs, in.c, in.h, in.w};
-    const memory::desc src_d = desc_of(src), w_any(wdims, dt::f32, tag::any),
-                       b_d({outs}, dt::f32, tag::x), dst_d({in.n, outs}, dt::f32, tag::nc);
+    const dt ct = c->compute;
+    const bool low = ct != dt::f32;
+    const memory::desc src_d = desc_of(src), w_any(wdims, ct, tag::any), dw_any(wdims, dt::f32, tag::any),
+                       b_d({outs}, dt::f32, tag::x), dst_d({in.n, outs}, dt::f32, tag::nc),
+                       diff_dst_d({in.n, outs}, ct, tag::nc);
     w_plain_ = memory::desc(wdims, dt::f32, tag::oihw);
     const auto prop = train_ ? prop_kind::forward_training : prop_kind::forward_inference;
     const memory::desc bias_d = bias_ ? b_d : memory::desc();
@@ -35,10 +40,14 @@ class InnerProductOp final : public Op {
     // In inference the weights are converted once per parameter version (OpContext::
     // params_version), so the weights format the primitive prefers costs nothing per pass and its
     // blocked kernels beat the plain GEMM (AlexNet's fc6/fc7).
-    fwd_pd_ = train_ ? make_fwd(plain_desc(in), w_plain_) : make_fwd(src_d, w_any);
-    if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(plain_desc(in), w_plain_);
-    if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(src_d, w_any);
-    if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(any_desc(in), w_any);
+    if (low) {
+      fwd_pd_ = make_fwd(any_desc(in, ct), w_any);
+    } else {
+      fwd_pd_ = train_ ? make_fwd(plain_desc(in), w_plain_) : make_fwd(src_d, w_any);
+      if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(plain_desc(in), w_plain_);
+      if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(src_d, w_any);
+      if (is_reference_impl(fwd_pd_)) fwd_pd_ = make_fwd(any_desc(in), w_any);
+    }
     const memory::desc w_fwd = fwd_pd_.weights_desc();
     fwd_ = inner_product_forward(fwd_pd_);
     src_in_ = Converter(c, fwd_pd_.src_desc());
@@ -50,9 +59,11 @@ class InnerProductOp final : public Op {
     if (!train_) return;
     if (relu_) relu_grad_ = FusedReluGrad(c, dst_d);
 
-    // Backward in the forward's formats when that has an optimized implementation.
+    // Backward in the forward's formats when that has an optimized implementation (in bf16
+    // diff_src is f32, in the format the primitive chooses).
+    const memory::desc diff_src_d = low ? any_desc(in) : fwd_pd_.src_desc();
     auto make_bd = [&](const memory::desc& w) {
-      return compat::ip_backward_data(c->engine, fwd_pd_.src_desc(), w, dst_d, fwd_pd_);
+      return compat::ip_backward_data(c->engine, diff_src_d, w, diff_dst_d, fwd_pd_);
     };
     bd_pd_ = make_bd(w_fwd);
     if (is_reference_impl(bd_pd_)) bd_pd_ = make_bd(w_any);
@@ -63,18 +74,19 @@ class InnerProductOp final : public Op {
     bd_diff_src_m_ = Mem(*c, bd_pd_.diff_src_desc());
 
     auto make_bw = [&](const memory::desc& w) {
-      return compat::ip_backward_weights(c->engine, fwd_pd_.src_desc(), w, bias_d, dst_d, fwd_pd_);
+      return compat::ip_backward_weights(c->engine, fwd_pd_.src_desc(), w, bias_d, diff_dst_d, fwd_pd_);
     };
-    bw_pd_ = make_bw(w_fwd);
-    if (is_reference_impl(bw_pd_)) bw_pd_ = make_bw(w_any);
+    bw_pd_ = make_bw(low ? dw_any : w_fwd);
+    if (is_reference_impl(bw_pd_)) bw_pd_ = make_bw(low ? dw_any : w_any);
     bwd_w_ = inner_product_backward_weights(bw_pd_);
     bw_src_in_ = Converter(c, bw_pd_.src_desc());
     bw_dw_out_ = Converter(c, bw_pd_.diff_weights_desc());
     bw_src_m_ = Mem(*c, bw_pd_.src_desc());
     bw_dw_m_ = Mem(*c, bw_pd_.diff_weights_desc());
     bw_db_m_ = Mem(*c, b_d);
-    diff_dst_plain_ = Converter(c, plain_desc(dst.shape));
-    diff_dst_m_ = Mem(*c, dst_d);
+    // diff_dst arrives as plain NCHW {n, O, 1, 1}: the same bytes as {n, O} nc, of the compute type.
+    diff_dst_plain_ = Converter(c, memory::desc(dims_of(dst.shape), ct, tag::nchw));
+    diff_dst_m_ = Mem(*c, diff_dst_d);
   }
 
   void forward(const OpContext& x) override {

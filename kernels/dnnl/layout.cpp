@@ -13,7 +13,9 @@ memory::dims dims_of(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
 
 memory::desc plain_desc(const Shape& s) { return memory::desc(dims_of(s), dt::f32, tag::nchw); }
 
-memory::desc any_desc(const Shape& s) { return memory::desc(dims_of(s), dt::f32, tag::any); }
+memory::desc any_desc(const Shape& s) { return any_desc(s, dt::f32); }
+
+memory::desc any_desc(const Shape& s, memory::data_type t) { return memory::desc(dims_of(s), t, tag::any); }
 
 memory::desc flat_desc(std::size_t count) {
   return memory::desc({static_cast<memory::dim>(count)}, dt::f32, tag::x);

@@ -31,12 +31,18 @@ struct Context {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   ConvAlgorithm conv_algorithm = ConvAlgorithm::Auto;
+  // What convolutions and inner products read (BackendSettings::precision): f32, or bf16 as
+  // PyTorch's CPU autocast runs them: bf16 activations and weights converted on the way in, f32
+  // accumulation, f32 output and weight gradients, f32 master weights. Every tensor between ops
+  // stays f32.
+  memory::data_type compute = memory::data_type::f32;
 };
 using ContextPtr = std::shared_ptr<Context>;
 
 memory::dims dims_of(const Shape& s);                 // {n, c, h, w}
 memory::desc plain_desc(const Shape& s);              // f32 nchw
 memory::desc any_desc(const Shape& s);                // f32, format chosen by the primitive
+memory::desc any_desc(const Shape& s, memory::data_type t);  // of type t, format chosen by the primitive
 memory::desc desc_of(const Tensor& t);                // its layout, or plain nchw when null
 memory::desc flat_desc(std::size_t count);            // f32 1-D, for raw buffers
 // Layout for a tensor of shape s in desc d: nullptr when d is plain nchw (so other code sees the

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/registry.hpp"
+#include "kernels/dnnl/dnnl_backend.hpp"
 #include "kernels/gemm/sgemm.hpp"
 
 namespace hpcnn {
@@ -44,7 +45,8 @@ class DnnlSgemm final : public Sgemm {
 }  // namespace
 
 void register_dnnl_sgemm(Registry<SgemmInfo>& registry) {
-  registry.add({"dnnl", "dnnl_sgemm of oneDNN " + version(), [] { return std::make_unique<DnnlSgemm>(); }});
+  registry.add({"dnnl", "dnnl_sgemm of oneDNN " + version() + " (bf16: a matmul, where the CPU has a kernel)",
+                [] { return std::make_unique<DnnlSgemm>(); }, make_dnnl_bf16_gemm, dnnl_bf16_gemm_problem});
 }
 
 }  // namespace hpcnn

@@ -40,8 +40,8 @@ class Timer {
 
 using LibraryVersions = std::vector<std::pair<std::string, std::string>>;
 
-// Numerics and algorithm settings of a backend (hpcnn-train/-infer options). CPU backends run fp32
-// only and reject anything else with UsageError.
+// Numerics and algorithm settings of a backend (hpcnn-train/-infer options). CPU backends run fp32,
+// and the precisions their registration names (BackendInfo::precision_problem) where the CPU can.
 enum class Precision { Fp32, Tf32, Bf16 };
 const char* precision_name(Precision p);  // "fp32", "tf32", "bf16"
 struct BackendSettings {
@@ -177,6 +177,9 @@ struct BackendInfo {
   // GPU backends: binds this rank to its GPU (as create() would) and describes it; throws when
   // there is none.
   std::function<GpuDevice()> select_device;
+  // CPU backends that compute in more than fp32: why this machine cannot run precision p (names
+  // what the CPU lacks), empty where it can. Unset: fp32 only.
+  std::function<std::string(Precision)> precision_problem;
 };
 
 // (The list of backends a build has is kernels/registry.hpp's: the kernels own it.)
@@ -184,8 +187,10 @@ struct BackendInfo {
 // Throws SettingError("threads", "N", "backend 'X' accepts at most M threads") when backend X
 // does not allow n threads (n <= 0, the library's default, is always allowed).
 void check_thread_limit(const BackendInfo& backend, int n);
-// The settings a CPU backend accepts: only the defaults (fp32, heuristics, auto layout); throws
-// SettingError naming the first other one. Backend::configure's default.
+// The settings a CPU backend accepts: the defaults (fp32, heuristics, auto layout), and the
+// precisions `backend` says this machine can run; throws SettingError naming the first other one.
+void check_cpu_settings(const BackendInfo& backend, const BackendSettings& settings);
+// The same for a backend object (Backend::configure's default: fp32 only).
 void check_cpu_settings(const std::string& backend, const BackendSettings& settings);
 
 }  // namespace hpcnn

@@ -23,12 +23,29 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-void check_cpu_settings(const std::string& backend, const BackendSettings& s) {
-  if (s.precision != Precision::Fp32)
-    throw SettingError("precision", precision_name(s.precision),
-                       "backend '" + backend + "' computes in fp32 only (tf32 and bf16 need a GPU backend)");
+namespace {
+
+void check_cpu_options(const std::string& backend, const BackendSettings& s) {
   if (s.cudnn_benchmark) throw SettingError("cudnn_benchmark", "", "backend '" + backend + "' is not a GPU backend");
   if (s.layout != "auto") throw SettingError("layout", s.layout, "backend '" + backend + "' is not a GPU backend");
+}
+
+}  // namespace
+
+void check_cpu_settings(const BackendInfo& b, const BackendSettings& s) {
+  if (s.precision != Precision::Fp32) {
+    if (!b.precision_problem)
+      throw SettingError("precision", precision_name(s.precision), "backend '" + b.name + "' computes in fp32 only");
+    if (const std::string why = b.precision_problem(s.precision); !why.empty())
+      throw SettingError("precision", precision_name(s.precision), "backend '" + b.name + "': " + why);
+  }
+  check_cpu_options(b.name, s);
+}
+
+void check_cpu_settings(const std::string& backend, const BackendSettings& s) {
+  if (s.precision != Precision::Fp32)
+    throw SettingError("precision", precision_name(s.precision), "backend '" + backend + "' computes in fp32 only");
+  check_cpu_options(backend, s);
 }
 
 void Backend::configure(const BackendSettings& s) { check_cpu_settings(name(), s); }

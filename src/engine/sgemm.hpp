@@ -29,10 +29,25 @@ class Sgemm {
   virtual LibraryVersions versions() const = 0;
 };
 
+// A library's GEMM on bf16 operands (hpcnn-blas --sweep gemm --precision bf16): C (fp32, m x n) =
+// A (m x k) * B (k x n), row-major, products accumulated in fp32. prepare() converts A and B from
+// fp32 once, outside the timed calls; run() is the timed call. Threads: the library's Sgemm's.
+class Bf16Gemm {
+ public:
+  virtual ~Bf16Gemm() = default;
+  virtual void prepare(int m, int n, int k, const float* a, const float* b) = 0;
+  virtual void run(float* c) = 0;
+  virtual std::string kernel() const = 0;  // the implementation the library dispatched, for the record
+};
+
 struct SgemmInfo {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Sgemm>()> create;
+  // Libraries with a bf16 GEMM: its maker, and why this CPU cannot run it (names what the CPU
+  // lacks; empty: it can). Unset: fp32 only.
+  std::function<std::unique_ptr<Bf16Gemm>()> create_bf16 = {};
+  std::function<std::string()> bf16_problem = {};
 };
 
 }  // namespace hpcnn

@@ -212,11 +212,11 @@ const std::vector<Field>& fields() {
       {"layer",           S, "",         "%s",     "layers of one shape, joined by +; in a layers point all shapes, comma-separated", Figure, ""},
       {"layer_shapes",    S, "",         "%s",     "forward GEMM shape of every distinct conv/fc layer, comma-separated: the columns of the layer_* arrays", Setting, ""},
       {"layer_count",     I, "",         "%lld",   "layers of this shape in the model (row of --table blas, sweep layers)", Figure, ""},
-      {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured FP32 FMA peak with min(threads, CPUs) threads (suites/fp32_peak.hpp)", Figure, ""},
+      {"peak_gflops",     F, "GFLOP/s",  "%.1f",   "measured peak of the point's precision with min(threads, CPUs) threads: FP32 FMAs, or BF16 dot products for a bf16 GEMM (suites/compute_peak.hpp)", Figure, ""},
       {"peak_fraction",   F, "",         "%.3f",   "gflops / peak_gflops", Figure, ""},
       {"gemm_check_error", F, "",        "%.3g",   "largest |c - ref| / sum|a b| over 64 sampled SGEMM entries (double reference); above 2 k 2^-24 fails the point", Figure, ""},
       // GPU points
-      {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (BF16 activations, FP32 master weights)", Key, "precision"},
+      {"precision",       S, "",         "%s",     "arithmetic: fp32 | tf32 (tensor-core TF32 in conv/gemm) | bf16 (GPU: BF16 activations and math; CPU: BF16 inputs of conv, inner product and GEMM with FP32 accumulation; FP32 master weights)", Key, "precision"},
       {"cudnn_benchmark", I, "",         "%lld",   "1: cuDNN algorithms chosen by timing them (--cudnn-benchmark); 0: cuDNN's heuristics", Key, "cudnn-benchmark"},
       {"fusion",          S, "",         "%s",     "on: ReLUs fused into the op before them, inference batch norms folded into their conv, where the backend can (--fusion); off: every layer its own operator", Key, "fusion"},
       {"memory_plan",     S, "",         "%s",     "on: activations and gradients share an arena by liveness (--memory-plan); off: a buffer each (a Setting, not a Key: a reference blessed before the plan still matches; the memory figures show it)", Setting, "memory-plan"},

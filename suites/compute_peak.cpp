@@ -1,5 +1,5 @@
-// FP32 FMA peak measurement (fp32_peak.hpp).
-#include "suites/fp32_peak.hpp"
+// FP32 FMA and BF16 dot-product peak measurement (compute_peak.hpp).
+#include "suites/compute_peak.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -7,10 +7,11 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
@@ -61,6 +62,40 @@ long fma_loop(const std::atomic<bool>& stop, float& sink) {
   return rounds;
 }
 
+#if defined(__x86_64__)
+// BF16: kBf16Chains accumulators of 16 fp32 lanes, each VDPBF16PS adds two bf16 products per lane.
+constexpr int kBf16Chains = 16;
+constexpr double kBf16FlopsPerRound = 4.0 * 16 * kBf16Chains;
+
+__attribute__((target("avx512f,avx512bf16"))) long bf16_loop(const std::atomic<bool>& stop, float& sink) {
+  __m512 acc[kBf16Chains];
+  for (int i = 0; i < kBf16Chains; ++i) acc[i] = _mm512_set1_ps(1e-3f * i);
+  // bf16 0.5 (0x3f00) and 2^-20 (0x3580): the sums stay finite however long the loop runs.
+  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f00), y = (__m512bh)_mm512_set1_epi16(0x3580);
+  long rounds = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    for (long r = 0; r < kInner; ++r)
+      for (int i = 0; i < kBf16Chains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], x, y);
+    rounds += kInner;
+  }
+  float s = 0;
+  for (int i = 0; i < kBf16Chains; ++i) s += _mm512_cvtss_f32(acc[i]);
+  sink = s;
+  return rounds;
+}
+
+bool has_bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+}
+#else
+constexpr double kBf16FlopsPerRound = 0;
+long bf16_loop(const std::atomic<bool>&, float&) { return 0; }
+bool has_bf16() { return false; }
+#endif
+
+using Loop = long (*)(const std::atomic<bool>&, float&);
+
 double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -70,7 +105,7 @@ double thread_cpu_seconds() {
 // GFLOP/s of `threads` threads, each counted over its own CPU time rather than wall time: on a
 // machine shared with other jobs a thread that is descheduled does no FMAs, and dividing by its
 // CPU time gives what the core does when it runs (the peak), not what the scheduler allowed.
-double one_trial(int threads, double seconds) {
+double one_trial(Loop loop, double flops_per_round, int threads, double seconds) {
   std::atomic<bool> stop{false};
   std::vector<double> rate(threads, 0.0);
   std::vector<float> sink(threads, 0.0f);
@@ -78,9 +113,9 @@ double one_trial(int threads, double seconds) {
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       const double c0 = thread_cpu_seconds();
-      const long rounds = fma_loop(stop, sink[t]);
+      const long rounds = loop(stop, sink[t]);
       const double cpu = thread_cpu_seconds() - c0;
-      rate[t] = cpu > 0 ? 2.0 * kLanes * kChains * static_cast<double>(rounds) / cpu * 1e-9 : 0.0;
+      rate[t] = cpu > 0 ? flops_per_round * static_cast<double>(rounds) / cpu * 1e-9 : 0.0;
     });
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
@@ -100,16 +135,28 @@ int allowed_cpus() {
   return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
-double fp32_peak_gflops(int threads) {
+namespace {
+
+// The best of 5 trials of 50 ms, cached per (loop, thread count).
+double cached_peak(Loop loop, double flops_per_round, int threads) {
   static std::mutex mutex;
-  static std::map<int, double> cache;
+  static std::map<std::pair<Loop, int>, double> cache;
   threads = std::clamp(threads, 1, allowed_cpus());
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(threads); it != cache.end()) return it->second;
+  if (auto it = cache.find({loop, threads}); it != cache.end()) return it->second;
   double best = 0;
-  for (int trial = 0; trial < 5; ++trial) best = std::max(best, one_trial(threads, 0.05));
-  cache[threads] = best;
+  for (int trial = 0; trial < 5; ++trial) best = std::max(best, one_trial(loop, flops_per_round, threads, 0.05));
+  cache[{loop, threads}] = best;
   return best;
+}
+
+}  // namespace
+
+double fp32_peak_gflops(int threads) { return cached_peak(fma_loop, 2.0 * kLanes * kChains, threads); }
+
+double bf16_peak_gflops(int threads) {
+  static const bool have = has_bf16();
+  return have ? cached_peak(bf16_loop, kBf16FlopsPerRound, threads) : 0.0;
 }
 
 }  // namespace hpcnn

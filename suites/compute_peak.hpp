@@ -1,5 +1,7 @@
-// The machine's measured FP32 fused-multiply-add peak for a number of threads, so a suite can
-// report achieved GFLOP/s as a fraction of what the cores can do (hpcnn-blas's peak_fraction).
+// The machine's measured peaks for a number of threads, so a suite can report achieved GFLOP/s as
+// a fraction of what the cores can do in that precision (hpcnn-blas's peak_fraction): FP32 fused
+// multiply-adds, and BF16 dot products (AVX512_BF16's VDPBF16PS: pairs of bf16 products summed
+// into fp32) where the CPU has them.
 // Same method as bench/fma_peak (independent FMA chains in vector registers, one unpinned
 // std::thread each), short: the best of a few 50 ms trials, each thread's FMAs divided by its own
 // CPU time (so other jobs on a shared machine do not lower it). Cached per thread count.
@@ -9,6 +11,9 @@ namespace hpcnn {
 
 // GFLOP/s (one FMA = 2 FLOP) with min(threads, allowed CPUs) threads; threads < 1 counts as 1.
 double fp32_peak_gflops(int threads);
+// The same for bf16 (one pair of products and their sum into fp32 = 4 FLOP per lane); 0 where the
+// CPU has no AVX512_BF16. AMX tiles are not measured: on an AMX CPU this is the vector units' peak.
+double bf16_peak_gflops(int threads);
 
 // CPUs in this process's affinity mask (a Slurm job may get fewer than the node has).
 int allowed_cpus();
