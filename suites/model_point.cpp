@@ -30,12 +30,24 @@ std::vector<OptionSpec> model_options(Mode mode) {
        "input height and width (default: the data set's, or the model's native size)", {}, 1, 4096},
       {"act", OptType::Choice, true, "relu", "LIST", "activation of lenet5", "relu|tanh"},
       {"precision", OptType::Choice, true, "fp32", "LIST",
-       "arithmetic (GPU backends): fp32, tf32 (tensor-core TF32 in conv/gemm), bf16 (BF16 activations, FP32 master "
-       "weights); CPU backends run fp32 only",
+       "arithmetic: fp32; tf32 (cuda: tensor-core TF32 in conv/gemm); bf16 (cuda: BF16 activations; dnnl, where "
+       "the CPU has a kernel: BF16 inputs of conv and fully connected layers, FP32 accumulation; FP32 master weights)",
        "fp32|tf32|bf16"},
       {"cudnn-benchmark", OptType::Flag, false, "", "", "cuda: choose cuDNN algorithms by timing them (else heuristics)"},
       {"layout", OptType::Choice, false, "auto", "NAME",
        "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
+      {"cudnn-api", OptType::Choice, false, "graph", "NAME",
+       "cuda convolutions: graph (cuDNN's graph API, legacy calls where no plan builds) or legacy", "graph|legacy"},
+      {"cudnn-bn-activation", OptType::Choice, false, "on", "on|off",
+       "cuda: a batch norm's ReLU inside cuDNN's batch norm where cuDNN supports it (off: hpcnn's ReLU kernels)",
+       "on|off"},
+      {"conv-algorithm", OptType::Choice, true, "auto", "LIST",
+       "dnnl convolutions: auto (Winograd for fp32 3x3 stride-1 layers where oneDNN's heuristics pick it) or direct "
+       "(every one direct, as PyTorch runs them)",
+       "auto|direct"},
+      {"gemm-columns", OptType::Int, false, "0", "N",
+       "openblas, eigen: columns a convolution's im2col GEMM aims for, images grouped until N reaches it (0: 1024)",
+       {}, 0, 1 << 24},
       {"fusion", OptType::Choice, true, "on", "LIST",
        "on: a ReLU runs inside the conv, batch norm, fully connected or add before it, and in inference a batch "
        "norm is folded into the conv before it, where the backend can (dnnl, cuda); off: every layer its own "
@@ -112,7 +124,14 @@ void validate_model_names(const Options& o) {
     // GPU-only settings, before any work: every point of the sweep combines every backend with them.
     if (info->gpu) continue;
     for (const std::string& p : o.values("precision"))
-      check_cpu_settings(*info, BackendSettings{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")});
+      for (const std::string& algorithm : o.values("conv-algorithm")) {
+        BackendSettings s{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")};
+        s.conv_algorithm = algorithm;
+        s.gemm_columns = static_cast<int>(o.integer("gemm-columns"));
+        s.cudnn_api = o.str("cudnn-api");
+        s.cudnn_bn_activation = o.str("cudnn-bn-activation") == "on";
+        check_cpu_settings(*info, s);
+      }
   }
 }
 
@@ -126,6 +145,10 @@ ModelPoint model_point_without_data(const PointSettings& s, Mode mode) {
   mp.settings.precision = precision_of(s.str("precision"));
   mp.settings.cudnn_benchmark = s.flag("cudnn-benchmark");
   mp.settings.layout = s.str("layout");
+  mp.settings.conv_algorithm = s.str("conv-algorithm");
+  mp.settings.gemm_columns = static_cast<int>(s.integer("gemm-columns"));
+  mp.settings.cudnn_api = s.str("cudnn-api");
+  mp.settings.cudnn_bn_activation = s.str("cudnn-bn-activation") == "on";
   mp.fuse_relu = s.str("fusion") == "on";
   mp.memory_plan = s.str("memory-plan") == "on";
   mp.act = s.str("act") == "tanh" ? Activation::Tanh : Activation::Relu;
@@ -232,6 +255,10 @@ void set_settings_fields(Record& r, const ModelPoint& mp) {
   r.set("precision", std::string(precision_name(mp.settings.precision)));
   r.set("cudnn_benchmark", std::int64_t{mp.settings.cudnn_benchmark ? 1 : 0});
   r.set("layout", mp.settings.layout);
+  r.set("conv_algorithm", mp.settings.conv_algorithm);
+  r.set("gemm_columns", std::int64_t{mp.settings.gemm_columns});
+  r.set("cudnn_api", mp.settings.cudnn_api);
+  r.set("cudnn_bn_activation", std::string(mp.settings.cudnn_bn_activation ? "on" : "off"));
   r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
   r.set("memory_plan", std::string(mp.memory_plan ? "on" : "off"));
   r.set("act", std::string(activation_name(mp.act)));

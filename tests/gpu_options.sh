@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The GPU options wherever the tests run: bad combinations are usage errors (exit 2, one
-# line naming the problem, no result file), in CUDA builds and in builds without CUDA alike; a CPU
+# The GPU options, and the backends' own settings (--conv-algorithm, --gemm-columns), wherever the
+# tests run: bad combinations are usage errors (exit 2, one line naming the problem, no result
+# file), in CUDA builds and in builds without CUDA alike; the dnnl backend records the convolution
+# algorithm each point ran with; a CPU
 # backend's exchange records exchange_memory host; and
 # hpcnn-scale --preflight prints one row for the two ranks of mpirun -np 2 (ranks that agree share
 # a row), saying "no GPU" and
@@ -53,6 +55,18 @@ expect_error 2 "--precision bf16: backend 'reference' computes in fp32 only" -- 
 expect_error 2 "--cudnn-benchmark: backend 'reference' is not a GPU backend" -- ./hpcnn-infer --backend reference --cudnn-benchmark
 expect_error 2 "--layout nhwc: backend 'reference' is not a GPU backend" -- ./hpcnn-train --backend reference --layout nhwc
 expect_error 2 "'fp16'" -- ./hpcnn-train --backend reference --precision fp16
+expect_error 2 "--cudnn-api legacy: backend 'reference' is not a GPU backend" -- ./hpcnn-train --backend reference --cudnn-api legacy
+expect_error 2 "--cudnn-bn-activation off: backend 'reference' is not a GPU backend" -- ./hpcnn-train --backend reference --cudnn-bn-activation off
+# A backend's own settings: the convolution algorithm of dnnl, the im2col GEMM of openblas and eigen.
+expect_error 2 "--conv-algorithm direct: backend 'reference' has no choice of convolution algorithm" -- ./hpcnn-train --backend reference --conv-algorithm auto,direct
+expect_error 2 "--gemm-columns 2048: backend 'reference' runs no im2col GEMM" -- ./hpcnn-infer --backend reference --gemm-columns 2048
+expect_error 2 "'winograd'" -- ./hpcnn-train --conv-algorithm winograd
+if ./hpcnn-train --list | grep -q '^  dnnl '; then
+  run ./hpcnn-infer --backend dnnl --model resnet18 --batch 2 --iters 1 --warmup 1 --conv-algorithm auto,direct --quiet --output "$out/algo"
+  got=$(./hpcnn-summary --format csv --columns conv_algorithm,status "$out/algo" | tail -n +2 | paste -sd' ')
+  [ "$got" = "auto,ok direct,ok" ] || { echo "FAIL: --conv-algorithm auto,direct recorded as '$got'"; fail=1; }
+  h5dump -A "$out"/algo/*.h5 | grep -q -- '--conv-algorithm direct' || { echo "FAIL: no reproducer with --conv-algorithm direct"; fail=1; }
+fi
 
 # A CPU backend's exchange works on host memory, and the result says so.
 run $MPI -np 2 ./hpcnn-scale --model lenet5 --backend reference --batch 4 --iters 2 --warmup 1 --exchange ring,ps-sync \

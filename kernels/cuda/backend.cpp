@@ -57,6 +57,12 @@ class CudaBackend final : public Backend {
   bool is_gpu() const override { return true; }
 
   void configure(const BackendSettings& s) override {
+    if (s.conv_algorithm != "auto")
+      throw SettingError("conv_algorithm", s.conv_algorithm, "backend 'cuda' chooses with cuDNN (--cudnn-benchmark)");
+    if (s.gemm_columns != 0)
+      throw SettingError("gemm_columns", std::to_string(s.gemm_columns), "backend 'cuda' runs no im2col GEMM");
+    if (s.cudnn_api != "graph" && s.cudnn_api != "legacy")
+      throw SettingError("cudnn_api", "'" + s.cudnn_api + "'", "not graph or legacy");
     if (s.layout != "auto" && s.layout != "nchw" && s.layout != "nhwc")
       throw SettingError("layout", "'" + s.layout + "'", "not auto, nchw or nhwc");
     if (s.precision == Precision::Bf16 && info_.cc_major < 8)
@@ -195,9 +201,9 @@ class CudaBackend final : public Backend {
             {"cuda_layout", ctx()->act_nhwc ? "nhwc" : "nchw"},
             {"cudnn_algorithms", s.cudnn_benchmark ? "benchmark (fastest measured)" : "heuristics"},
             {"cudnn_conv_api", ctx()->graph_api ? "graph (engine heuristics mode A; legacy calls where no plan builds)"
-                                               : "legacy (HPCNN_CUDNN_API=legacy)"},
+                                               : "legacy (--cudnn-api legacy)"},
             {"cudnn_bn_activation", ctx()->bn_activation ? "BN+ReLU in cuDNN's kernels where it supports them"
-                                                         : "off (HPCNN_CUDNN_BN_ACTIVATION=0)"},
+                                                         : "off (--cudnn-bn-activation off)"},
             {"cudnn_workspace_limit_mib", std::to_string(ctx()->workspace_limit >> 20)}};
   }
 

@@ -58,18 +58,8 @@ Context::Context(const BackendSettings& s, int dev) : device(dev), settings(s) {
   gemm_compute = s.precision == Precision::Fp32 ? CUBLAS_COMPUTE_32F_PEDANTIC
                  : s.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                   : CUBLAS_COMPUTE_32F;
-  if (const char* api = std::getenv("HPCNN_CUDNN_API")) {
-    const std::string v = api;
-    if (v == "legacy") graph_api = false;
-    else if (v != "graph" && !v.empty())
-      throw UsageError("HPCNN_CUDNN_API must be 'graph' or 'legacy', not '" + v + "'");
-  }
-  if (const char* v = std::getenv("HPCNN_CUDNN_BN_ACTIVATION")) {
-    const std::string s = v;
-    if (s == "0") bn_activation = false;
-    else if (s != "1" && !s.empty())
-      throw UsageError("HPCNN_CUDNN_BN_ACTIVATION must be 0 or 1, not '" + s + "'");
-  }
+  graph_api = s.cudnn_api != "legacy";
+  bn_activation = s.cudnn_bn_activation;
   std::size_t free_b = 0, total = 0;
   check(cudaMemGetInfo(&free_b, &total), "cudaMemGetInfo");
   // A quarter of the free memory, at most 1 GiB: every algorithm cuDNN ranks first for ResNet

@@ -58,11 +58,11 @@ struct Context {
   cudnnMathType_t conv_math = CUDNN_FMA_MATH;
   cublasComputeType_t gemm_compute = CUBLAS_COMPUTE_32F_PEDANTIC;
   // Convolutions through cuDNN's graph API (default), or the legacy cudnnConvolution* calls
-  // (HPCNN_CUDNN_API=legacy; also each convolution's fallback when no graph plan builds).
+  // (--cudnn-api legacy; also each convolution's fallback when no graph plan builds).
   bool graph_api = true;
   // A training batch norm with a fused ReLU asks cuDNN for CUDNN_BATCHNORM_OPS_BN_ACTIVATION (the
   // ReLU inside its kernels, forward and backward) and falls back to our ReLU kernels where cuDNN
-  // does not support it; HPCNN_CUDNN_BN_ACTIVATION=0 always uses our kernels.
+  // does not support it; --cudnn-bn-activation off always uses our kernels.
   bool bn_activation = true;
 
   // ---- tracked allocator ----

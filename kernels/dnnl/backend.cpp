@@ -26,22 +26,19 @@ std::string version_string() {
 
 class DnnlBackend final : public CpuBackend {
  public:
-  DnnlBackend() : ctx_(std::make_shared<Context>()), copier_(ctx_) {
-    if (const char* e = std::getenv("HPCNN_DNNL_CONV_ALGO")) {
-      const std::string v = e;
-      if (v == "direct") ctx_->conv_algorithm = ConvAlgorithm::Direct;
-      else if (v != "auto" && !v.empty())
-        throw UsageError("HPCNN_DNNL_CONV_ALGO must be 'direct' or 'auto', not '" + v + "'");
-    }
-  }
+  DnnlBackend() : ctx_(std::make_shared<Context>()), copier_(ctx_) {}
 
   std::string name() const override { return "dnnl"; }
 
-  // fp32, or bf16 where this CPU has a bf16 kernel (precision_problem below).
+  // fp32, or bf16 where this CPU has a bf16 kernel (precision_problem below); the convolution
+  // algorithm.
   void configure(const BackendSettings& s) override {
     BackendSettings rest = s;
     rest.precision = Precision::Fp32;
-    check_cpu_settings(name(), rest);
+    check_cpu_settings(name(), rest, {"conv_algorithm"});
+    if (s.conv_algorithm != "auto" && s.conv_algorithm != "direct")
+      throw SettingError("conv_algorithm", s.conv_algorithm, "not auto or direct");
+    ctx_->conv_algorithm = s.conv_algorithm == "direct" ? ConvAlgorithm::Direct : ConvAlgorithm::Auto;
     if (s.precision == Precision::Fp32) return;
     if (const std::string why = precision_problem(s.precision); !why.empty())
       throw SettingError("precision", precision_name(s.precision), "backend 'dnnl': " + why);
@@ -161,6 +158,7 @@ void register_dnnl_backend(Registry<BackendInfo>& registry) {
   BackendInfo info{"dnnl", "oneDNN " + version_string() + " primitives (fp32; bf16 where the CPU has a kernel)",
                    make_dnnl_backend, omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)};
   info.precision_problem = DnnlBackend::precision_problem;
+  info.own_settings = {"conv_algorithm"};
   registry.add(std::move(info));
 }
 

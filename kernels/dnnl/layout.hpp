@@ -22,8 +22,7 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 // Direct: every convolution uses convolution_direct (as PyTorch does). Auto: 3x3 stride-1
-// convolutions use Winograd where oneDNN's heuristics pick it. Environment HPCNN_DNNL_CONV_ALGO =
-// direct | auto (default auto), read once when the backend is created.
+// convolutions use Winograd where oneDNN's heuristics pick it (--conv-algorithm, default auto).
 enum class ConvAlgorithm { Direct, Auto };
 
 // One engine and one in-order stream per backend; ops keep the context alive.

@@ -102,8 +102,10 @@ std::unique_ptr<Backend> make_eigen_backend() {
 }
 
 void register_eigen_backend(Registry<BackendInfo>& registry) {
-  registry.add({"eigen", "Eigen " + eigen_version() + " tensor contractions on Eigen's thread pool (im2col), reference loops for other layers",
-                    make_eigen_backend, ThreadLimit(kMaxThreads)});
+  BackendInfo info{"eigen", "Eigen " + eigen_version() + " tensor contractions on Eigen's thread pool (im2col), reference loops for other layers",
+                   make_eigen_backend, ThreadLimit(kMaxThreads)};
+  info.own_settings = {"gemm_columns"};
+  registry.add(std::move(info));
 }
 
 void register_eigen_sgemm(Registry<SgemmInfo>& registry) {

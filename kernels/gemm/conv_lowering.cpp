@@ -43,19 +43,10 @@ Geometry Geometry::of(const OpAttr& a, const Shape& in, const Shape& out) {
   return g;
 }
 
-// HPCNN_GEMM_COLUMNS overrides kTargetColumns (measurements of the grouping, docs/PERFORMANCE.md).
-int target_columns() {
-  static const int columns = [] {
-    const char* e = std::getenv("HPCNN_GEMM_COLUMNS");
-    const int v = e ? std::atoi(e) : 0;
-    return v > 0 ? v : kTargetColumns;
-  }();
-  return columns;
-}
-
-int images_per_gemm(const Geometry& g, int batch) {
+// (--gemm-columns overrides kTargetColumns: measurements of the grouping, docs/PERFORMANCE.md.)
+int images_per_gemm(const Geometry& g, int batch, int columns) {
   const int p = std::max(1, g.positions());
-  int images = (target_columns() + p - 1) / p;
+  int images = ((columns > 0 ? columns : kTargetColumns) + p - 1) / p;
   const std::size_t per_image = std::size_t(g.rows()) * p;
   images = static_cast<int>(std::min<std::size_t>(images, std::max<std::size_t>(1, kMaxColumnFloats / per_image)));
   return std::clamp(images, 1, std::max(1, batch));

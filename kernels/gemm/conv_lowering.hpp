@@ -25,8 +25,9 @@ struct Geometry {
 
 // Images per GEMM: enough that N = images * positions reaches a few hundred columns (small
 // feature maps otherwise give the library a skinny, slow GEMM), but a column buffer of at most
-// about 32 MiB. At least 1, at most `batch`.
-int images_per_gemm(const Geometry& g, int batch);
+// about 32 MiB. At least 1, at most `batch`. columns: the target N (--gemm-columns); 0: the
+// built-in one.
+int images_per_gemm(const Geometry& g, int batch, int columns = 0);
 
 // "MxNxK" of the forward GEMM the backends run for this layer and batch (N covers
 // images_per_gemm images).

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/errors.hpp"
 #include "kernels/gemm/gemm_ops.hpp"
 #include "kernels/reference/reference_backend.hpp"
 
@@ -17,6 +18,12 @@ GemmCpuBackend::GemmCpuBackend(std::string name, std::unique_ptr<Sgemm> sgemm)
 
 GemmCpuBackend::~GemmCpuBackend() = default;
 
+void GemmCpuBackend::configure(const BackendSettings& s) {
+  check_cpu_settings(name_, s, {"gemm_columns"});
+  if (s.gemm_columns < 0) throw SettingError("gemm_columns", std::to_string(s.gemm_columns), "is negative");
+  gemm_columns_ = s.gemm_columns;
+}
+
 std::unique_ptr<Op> GemmCpuBackend::make_op(const Node& node, std::span<const Tensor* const> src,
                                             Mode mode, Tensor& dst) {
   if (node.kind != OpKind::Conv && node.kind != OpKind::FullyConnected)
@@ -27,7 +34,7 @@ std::unique_ptr<Op> GemmCpuBackend::make_op(const Node& node, std::span<const Te
   const Shape out = infer_shape(node.kind, node.attr, in, node.name);
   dst.shape = out;
   dst.layout = nullptr;
-  if (node.kind == OpKind::Conv) return gemm_ops::make_conv(sgemm_, scratch_, node, in[0], out);
+  if (node.kind == OpKind::Conv) return gemm_ops::make_conv(sgemm_, scratch_, node, in[0], out, gemm_columns_);
   return gemm_ops::make_fully_connected(sgemm_, node, in[0], out);
 }
 

@@ -23,6 +23,8 @@ class GemmCpuBackend : public CpuBackend {
   ~GemmCpuBackend() override;
 
   std::string name() const override { return name_; }
+  // fp32, and --gemm-columns (the im2col GEMM's column target).
+  void configure(const BackendSettings& s) override;
   std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src, Mode mode,
                               Tensor& dst) override;
   void set_threads(int n) override { sgemm_->set_threads(n); }
@@ -35,6 +37,7 @@ class GemmCpuBackend : public CpuBackend {
   std::shared_ptr<Sgemm> sgemm_;       // shared with the ops this backend made
   std::unique_ptr<Backend> plain_;     // the reference backend, for the other layers
   std::shared_ptr<gemm_ops::Scratch> scratch_;  // column buffers, shared by this backend's ops
+  int gemm_columns_ = 0;                        // BackendSettings::gemm_columns
 };
 
 }  // namespace hpcnn

@@ -36,10 +36,10 @@ void expect(const Tensor* t, const Shape& s, const std::string& node, const char
 class ConvOp final : public Op {
  public:
   ConvOp(std::shared_ptr<Sgemm> sgemm, std::shared_ptr<Scratch> scratch, const Node& node, const Shape& in,
-         const Shape& out)
+         const Shape& out, int columns)
       : sgemm_(std::move(sgemm)), scratch_(std::move(scratch)), name_(node.name), bias_(node.attr.bias),
         in_(in), out_(out), g_(Geometry::of(node.attr, in, out)),
-        group_(gemm_conv::images_per_gemm(g_, in.n)) {}
+        group_(gemm_conv::images_per_gemm(g_, in.n, columns)) {}
 
   void forward(const OpContext& ctx) override {
     expect(ctx.src[0], in_, name_, "src");
@@ -195,8 +195,8 @@ class FullyConnectedOp final : public Op {
 }  // namespace
 
 std::unique_ptr<Op> make_conv(std::shared_ptr<Sgemm> sgemm, std::shared_ptr<Scratch> scratch, const Node& node,
-                              const Shape& in, const Shape& out) {
-  return std::make_unique<ConvOp>(std::move(sgemm), std::move(scratch), node, in, out);
+                              const Shape& in, const Shape& out, int columns) {
+  return std::make_unique<ConvOp>(std::move(sgemm), std::move(scratch), node, in, out, columns);
 }
 
 std::unique_ptr<Op> make_fully_connected(std::shared_ptr<Sgemm> sgemm, const Node& node, const Shape& in,

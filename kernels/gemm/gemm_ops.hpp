@@ -21,8 +21,9 @@ class Scratch {
   std::size_t size_[2] = {0, 0};
 };
 
+// columns: the im2col GEMM's column target (images_per_gemm; 0: the built-in one).
 std::unique_ptr<Op> make_conv(std::shared_ptr<Sgemm> sgemm, std::shared_ptr<Scratch> scratch, const Node& node,
-                              const Shape& in, const Shape& out);
+                              const Shape& in, const Shape& out, int columns = 0);
 std::unique_ptr<Op> make_fully_connected(std::shared_ptr<Sgemm> sgemm, const Node& node, const Shape& in,
                                          const Shape& out);
 

@@ -86,7 +86,11 @@ std::unique_ptr<Backend> make_openblas_backend() {
   return std::make_unique<GemmCpuBackend>("openblas", make_openblas_sgemm());
 }
 
-void register_openblas_backend(Registry<BackendInfo>& registry) { registry.add({"openblas", description(), make_openblas_backend, ThreadLimit(library_max_threads())}); }
+void register_openblas_backend(Registry<BackendInfo>& registry) {
+  BackendInfo info{"openblas", description(), make_openblas_backend, ThreadLimit(library_max_threads())};
+  info.own_settings = {"gemm_columns"};
+  registry.add(std::move(info));
+}
 
 void register_openblas_sgemm(Registry<SgemmInfo>& registry) {
   registry.add({"openblas", std::string("cblas_sgemm of ") + openblas_get_config(), make_openblas_sgemm});

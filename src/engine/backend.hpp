@@ -53,6 +53,16 @@ struct BackendSettings {
   bool cudnn_benchmark = false;
   // GPU activation layout: "auto" (NHWC with tensor-core math, NCHW for strict fp32), "nchw", "nhwc".
   std::string layout = "auto";
+  // dnnl: "auto" (Winograd for fp32 3x3 stride-1 convolutions where oneDNN's heuristics pick it)
+  // or "direct" (every convolution direct, as PyTorch runs them).
+  std::string conv_algorithm = "auto";
+  // openblas, eigen: columns a convolution's im2col GEMM aims for (images grouped until N reaches
+  // it); 0: the built-in target (kernels/gemm/conv_lowering.hpp).
+  int gemm_columns = 0;
+  // cuda: "graph" (cuDNN's graph API, legacy calls where no plan builds) or "legacy"; and whether a
+  // batch norm's ReLU runs inside cuDNN's batch norm where it supports it.
+  std::string cudnn_api = "graph";
+  bool cudnn_bn_activation = true;
 };
 
 class Backend {
@@ -180,6 +190,9 @@ struct BackendInfo {
   // CPU backends that compute in more than fp32: why this machine cannot run precision p (names
   // what the CPU lacks), empty where it can. Unset: fp32 only.
   std::function<std::string(Precision)> precision_problem;
+  // The CPU backend's own settings of BackendSettings it accepts beyond the defaults
+  // ("conv_algorithm" for dnnl, "gemm_columns" for the GEMM-lowered backends).
+  std::vector<std::string> own_settings;
 };
 
 // (The list of backends a build has is kernels/registry.hpp's: the kernels own it.)
@@ -190,7 +203,9 @@ void check_thread_limit(const BackendInfo& backend, int n);
 // The settings a CPU backend accepts: the defaults (fp32, heuristics, auto layout), and the
 // precisions `backend` says this machine can run; throws SettingError naming the first other one.
 void check_cpu_settings(const BackendInfo& backend, const BackendSettings& settings);
-// The same for a backend object (Backend::configure's default: fp32 only).
-void check_cpu_settings(const std::string& backend, const BackendSettings& settings);
+// The same for a backend object (Backend::configure's default: fp32 only, the defaults but for
+// the settings it names in `own`).
+void check_cpu_settings(const std::string& backend, const BackendSettings& settings,
+                        const std::vector<std::string>& own = {});
 
 }  // namespace hpcnn
