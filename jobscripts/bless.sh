@@ -60,6 +60,11 @@ for dir in "${run_dirs[@]}"; do
   [ ${#files[@]} -gt 0 ] || { echo "${0##*/}: no result files (*.h5) in $dir: nothing to bless" >&2; exit 1; }
   check=$("$HPCNN_BIN/hpcnn-summary" --compare "$dir" "${bless_args[@]}" "$dir" 2>&1)
   status=$?
+  # A test's run (a fault injected: HPCNN_TEST_*) is no measurement of the system.
+  if [ "$status" = 2 ] && [[ "$check" == *"measured with a fault injected"* ]]; then
+    echo "${0##*/}: $dir is not blessed: ${check#hpcnn-summary: error: }" >&2
+    exit 1
+  fi
   if [ "$status" = 2 ]; then echo "${0##*/}: bad BLESS_ARGS: $check" >&2; exit 2; fi
   if [ "$status" != 0 ]; then
     echo "${0##*/}: $dir is not blessed: it is not a clean measurement" >&2

@@ -93,12 +93,14 @@ void print_model_list() {
   for (const BackendInfo& b : backends()) {
     std::string limit;
     if (b.max_threads.at_most > 0) limit.append(" [--threads at most ").append(std::to_string(b.max_threads.at_most)).append("]");
-    std::printf("  %-16s %s%s\n", b.name.c_str(), b.description.c_str(), limit.c_str());
-    // CPU precisions beyond fp32: what this CPU runs (job scripts read this line).
+    // CPU precisions beyond fp32: what this CPU runs (job scripts read it), before the thread
+    // limit, which ends the line.
+    std::string precisions;
     if (b.precision_problem) {
       const std::string why = b.precision_problem(Precision::Bf16);
-      std::printf("  %-16s --precision %s\n", "", why.empty() ? "fp32,bf16 on this CPU" : ("fp32 (bf16: " + why + ")").c_str());
+      precisions = "; --precision " + (why.empty() ? std::string("fp32,bf16 on this CPU") : "fp32 (bf16: " + why + ")");
     }
+    std::printf("  %-16s %s%s%s\n", b.name.c_str(), b.description.c_str(), precisions.c_str(), limit.c_str());
   }
   std::printf("datasets (synthetic shapes): %s\n", kDatasetChoices);
   std::printf("build: hpcnn %s, configured with: %s\n", PACKAGE_VERSION, HPCNN_CONFIGURE_OPTIONS);

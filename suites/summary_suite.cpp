@@ -461,7 +461,14 @@ int show_tables(const Config& config, const std::vector<ResultRun>& runs, const 
     if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
     if (page && !runs.empty()) page->table(*table, records, columns);
     if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
-    if (!config.compare.empty()) status = std::max(status, compare_with_baseline(config, baseline, records, page));
+    if (!config.compare.empty()) {
+      // A run measured with a test's fault injected is judged (the tests measure what a verdict
+      // catches with one) but says so: its figures are not the system's.
+      for (const ResultRun* run : members)
+        if (!run->provenance.fault_injection.empty())
+          std::printf("fault injected: %s was measured with %s\n", run->path.c_str(), run->provenance.fault_injection.c_str());
+      status = std::max(status, compare_with_baseline(config, baseline, records, page));
+    }
   }
   if (!config.plot.empty() && groups.size() > 1) {
     std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);

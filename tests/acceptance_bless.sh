@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Blessing a reference (jobscripts/bless.sh, which acceptance.sh BLESS=1 calls): only a
 # clean measurement becomes the reference.
-#  1. a run with a stall (hpcnn-scale, one rank, stopped for 1.5 s in step 5's exchange by
-#     HPCNN_TEST_FAULT, then continued) is refused, naming the share of the time it took, and no
+#  1. a run with a stall (hpcnn-scale, one rank, stopped from outside for 1.5 s during its timed
+#     iterations, then continued) is refused, naming the share of the time it took, and no
 #     reference appears;
 #  2. BLESS_MAX_STALLS=100 (a shared noisy machine) blesses it: files and BLESSED note;
-#  3. a run with a failed point (an allreduce with a wrong element) is refused and the reference
-#     blessed before is left exactly as it was;
+#  3. a run measured with a test's fault injected (an allreduce with a wrong element,
+#     HPCNN_TEST_CORRUPT_ELEMENT) is refused, naming the injection, and the reference blessed
+#     before is left exactly as it was;
 #  4. bad usage exits 2, a folder without result files 1.
 # One run is blessed here (BLESS_MIN_RUNS=1): what makes a run clean does not depend on how many.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
@@ -16,16 +17,14 @@ ref=$out/ref/box/smoke
 pid=""
 trap '[ -z "$pid" ] || kill -CONT "$pid" 2>/dev/null; rm -rf "$out"' EXIT
 
-# 1. outliers: the process (one rank, no launcher: its pid is ours) stops itself (SIGSTOP) in the
-# gradient exchange's wait of step 5, inside the timed iteration (a stop at the step's start would
-# fall between timed iterations); continued 1.5 s later.
-HPCNN_TEST_FAULT=stop,exchange,5,0 ./hpcnn-scale --model lenet5 --batch 16 --exchange ring --iters 12 --warmup 1 \
+# 1. outliers: the process (one rank, no launcher: its pid is ours) is stopped (SIGSTOP) from
+# outside once its timed iterations run: --min-time 6 keeps them running for 6 s after a start of
+# well under a second; the stop comes 2.5 s after the start, the SIGCONT 1.5 s later.
+./hpcnn-scale --model lenet5 --batch 16 --exchange ring --iters 12 --warmup 1 --min-time 6 \
   --output "$out/paused" --quiet &
 pid=$!
-for _ in $(seq 100); do
-  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
-  sleep 0.1
-done
+sleep 2.5
+kill -STOP "$pid"
 sleep 1.5
 echo "process $pid state before SIGCONT: $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)"
 kill -CONT "$pid"
@@ -52,8 +51,8 @@ HPCNN_TEST_CORRUPT_ELEMENT=3 timeout 120 $MPIRUN -np 2 ./hpcnn-allreduce \
 env BLESS_MAX_STALLS=100 "$bless" "$out/wrong" box smoke > "$out/b3.txt" 2>&1
 status=$?
 cat "$out/b3.txt"
-[ "$status" = 1 ] && grep -q 'STATUS.*wrong elements' "$out/b3.txt" ||
-  { echo "FAIL: a run with a wrong element: exit $status, want 1 naming it"; fail=1; }
+[ "$status" = 1 ] && grep -q 'was measured with a fault injected (HPCNN_TEST_CORRUPT_ELEMENT=3)' "$out/b3.txt" ||
+  { echo "FAIL: a run with a fault injected: exit $status, want 1 naming it"; fail=1; }
 [ "$(cd "$ref" && find . -type f | sort | xargs md5sum)" = "$before" ] || { echo "FAIL: a refused run changed the reference"; fail=1; }
 [ -z "$(ls -A "$out/ref/box" | grep -v '^smoke$')" ] || { echo "FAIL: leftovers beside the reference: $(ls -A "$out/ref/box")"; fail=1; }
 

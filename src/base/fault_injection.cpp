@@ -118,4 +118,11 @@ void inject_fault(const char* place, long iteration) {
   raise(fault.signal);
 }
 
+std::string active_fault_injections() {
+  std::string out;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "HPCNN_TEST_", 11) == 0) out.append(out.empty() ? "" : "; ").append(*e);
+  return out;
+}
+
 }  // namespace hpcnn

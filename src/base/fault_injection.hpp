@@ -37,7 +37,14 @@
 //     its clock (the last phase of a training step), on every rank.
 #pragma once
 
+#include <string>
+
 namespace hpcnn {
+
+// Every HPCNN_TEST_* variable set in this process ("HPCNN_TEST_SLOWDOWN=hpcnn-blas:200%", several
+// separated by "; "), empty when none: a result file records it (provenance fault_injection), so
+// that no injected fault changes a figure without a trace.
+std::string active_fault_injections();
 
 // Sends the signal to this process when HPCNN_TEST_FAULT names this place, iteration and rank.
 void inject_fault(const char* place, long iteration = 0);

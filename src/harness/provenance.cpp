@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config.h"
+#include "base/fault_injection.hpp"
 
 namespace hpcnn {
 
@@ -116,6 +117,7 @@ Provenance collect_provenance(const std::string& suite, const Options& options, 
   p.mpi_size = size;
   p.machine = machine_description();
   if (const char* session = std::getenv("HPCNN_SESSION")) p.session = session;
+  p.fault_injection = active_fault_injections();
   for (int r = 0; r < size; ++r)
     p.hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
   p.libraries = {{"MPI", mpi_library_version()},

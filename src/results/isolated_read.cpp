@@ -274,7 +274,7 @@ std::string encode_run(const ResultRun& run) {
   e.i64(run.schema_version);
   const Provenance& p = run.provenance;
   for (const std::string* s : {&p.suite, &p.command_line, &p.reproducer, &p.hpcnn_version, &p.configure_options,
-                               &p.start_time, &p.end_time, &p.job_id, &p.run_starts, &p.machine, &p.session, &p.default_table})
+                               &p.start_time, &p.end_time, &p.job_id, &p.run_starts, &p.machine, &p.session, &p.default_table, &p.fault_injection})
     e.str(*s);
   e.i64(p.mpi_size);
   e.i64(p.restarts);
@@ -314,7 +314,7 @@ ResultRun decode_run(const std::string& bytes, const std::string& path) {
   run.schema_version = static_cast<int>(d.i64());
   Provenance& p = run.provenance;
   for (std::string* s : {&p.suite, &p.command_line, &p.reproducer, &p.hpcnn_version, &p.configure_options,
-                         &p.start_time, &p.end_time, &p.job_id, &p.run_starts, &p.machine, &p.session, &p.default_table})
+                         &p.start_time, &p.end_time, &p.job_id, &p.run_starts, &p.machine, &p.session, &p.default_table, &p.fault_injection})
     *s = d.str();
   p.mpi_size = static_cast<int>(d.i64());
   p.restarts = static_cast<int>(d.i64());

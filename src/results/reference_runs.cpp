@@ -86,6 +86,9 @@ void check_one_origin(const std::vector<const ResultRun*>& runs, const std::stri
   if (runs.empty()) return;
   const ResultRun& first = *runs.front();
   for (const ResultRun* run : runs) {
+    if (!run->provenance.fault_injection.empty())
+      throw UsageError(what + ": " + run->path + " was measured with a fault injected (" + run->provenance.fault_injection +
+                       "): a test's run, no measurement of the system");
     if (const std::string d = build_difference(first.provenance, run->provenance); !d.empty())
       throw UsageError(what + " mixes builds: " + first.path + " and " + run->path + " (" + d + ")");
     // Files written before the machine was recorded say nothing about it.

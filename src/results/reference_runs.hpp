@@ -26,7 +26,8 @@ std::string build_description(const Provenance& p);
 std::string build_difference(const Provenance& a, const Provenance& b);
 
 // Throws UsageError (one line naming both files) when the runs of `what` (e.g. "reference
-// results/reference/box/smoke") come from different builds or machines.
+// results/reference/box/smoke") come from different builds or machines, or (naming the file) when
+// one was measured with a test's fault injected (provenance fault_injection).
 void check_one_origin(const std::vector<const ResultRun*>& runs, const std::string& what);
 
 // Throws UsageError naming the first point of `rows` that has fewer than `min_runs` runs (rows),

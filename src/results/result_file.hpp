@@ -39,6 +39,9 @@ struct Provenance {
   // The hpcnn-summary table that shows this run's points (results/table_presets.cpp), as the suite
   // declared it. Optional: files written before it get their suite's usual table.
   std::string default_table;
+  // The test-only fault injections active in the run (base/fault_injection.hpp), "" when none.
+  // A run with one is no measurement of the system: bless.sh refuses it, --compare names it.
+  std::string fault_injection;
 };
 
 struct ResultPoint {

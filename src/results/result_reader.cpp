@@ -64,6 +64,8 @@ Provenance read_provenance(hid_t file, const Where& file_where) {
   if (has_attribute(group.get(), "session", where)) p.session = read_string_attribute(group.get(), "session", where);
   if (has_attribute(group.get(), "default_table", where))
     p.default_table = read_string_attribute(group.get(), "default_table", where);
+  if (has_attribute(group.get(), "fault_injection", where))
+    p.fault_injection = read_string_attribute(group.get(), "fault_injection", where);
 
   if (!has_link(group.get(), "hosts", where)) where.fail("missing dataset 'hosts'", false);
   p.hosts = read_string_dataset(group.get(), "hosts", where);

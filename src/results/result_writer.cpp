@@ -218,6 +218,7 @@ std::string ResultWriter::commit(const Provenance& provenance) {
     write_string_attribute(group.get(), "machine", provenance.machine, where);
     write_string_attribute(group.get(), "session", provenance.session, where);
     write_string_attribute(group.get(), "default_table", provenance.default_table, where);
+    write_string_attribute(group.get(), "fault_injection", provenance.fault_injection, where);
     write_string_dataset(group.get(), "hosts", provenance.hosts, where);
     const std::pair<const char*, const std::vector<std::pair<std::string, std::string>>*> maps[] = {
         {"libraries", &provenance.libraries}, {"settings", &provenance.settings}};
