@@ -81,6 +81,8 @@ const BackendInfo* gpu_backend() {
 
 const std::vector<SgemmInfo>& sgemm_libraries() { return sgemm_registry().all(); }
 
+const SgemmInfo* find_sgemm(const std::string& name) { return sgemm_registry().find(name); }
+
 std::unique_ptr<Sgemm> make_sgemm(const std::string& name) {
   if (const SgemmInfo* s = sgemm_registry().find(name)) return s->create();
   throw UsageError("unknown library '" + name + "' (available: " + sgemm_registry().names() + ")");

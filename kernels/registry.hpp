@@ -25,5 +25,7 @@ const BackendInfo* gpu_backend();
 const std::vector<SgemmInfo>& sgemm_libraries();
 // Throws UsageError("unknown library 'X' (available: a, b)").
 std::unique_ptr<Sgemm> make_sgemm(const std::string& name);
+// The library's entry (its bf16 GEMM among others), or nullptr.
+const SgemmInfo* find_sgemm(const std::string& name);
 
 }  // namespace hpcnn

@@ -21,6 +21,7 @@
 #include "engine/backend.hpp"
 #include "kernels/registry.hpp"
 #include "engine/cpu_backend.hpp"
+#include "base/bf16.hpp"
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
 #include "engine/models.hpp"
@@ -137,9 +138,7 @@ void print_list() {
 // --precision of --sweep gemm: fp32 for every library, bf16 for those with a bf16 GEMM this CPU runs.
 void check_gemm_precision(const std::string& library, const std::string& precision) {
   if (precision == "fp32") return;
-  const SgemmInfo* info = nullptr;
-  for (const SgemmInfo& s : sgemm_libraries())
-    if (s.name == library) info = &s;
+  const SgemmInfo* info = find_sgemm(library);
   if (precision != "bf16" || !info || !info->create_bf16)
     throw SettingError("precision", precision, "library '" + library + "' has no " + precision + " GEMM");
   if (const std::string why = info->bf16_problem ? info->bf16_problem() : std::string(); !why.empty())
@@ -272,12 +271,7 @@ double gemm_check(const float* a, const float* b, const float* c, int m, int n, 
 // The values a bf16 GEMM multiplies: x rounded to bf16 (to nearest even), in a float.
 std::vector<float> rounded_to_bf16(const float* x, std::size_t n) {
   std::vector<float> out(x, x + n);
-  for (float& v : out) {
-    std::uint32_t u;
-    std::memcpy(&u, &v, 4);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    std::memcpy(&v, &u, 4);
-  }
+  for (float& v : out) v = round_to_bf16(v);
   return out;
 }
 
@@ -286,9 +280,8 @@ std::function<void()> gemm_call(const BlasPoint& bp, Sgemm& lib, const float* a,
                                 LibraryVersions& libraries) {
   const int m = bp.m, n = bp.n, k = bp.k;
   if (!bp.bf16) return [&lib, m, n, k, a, b, c] { lib.run(false, false, m, n, k, 1.0f, a, b, 0.0f, c); };
-  std::shared_ptr<Bf16Gemm> g;
-  for (const SgemmInfo& s : sgemm_libraries())
-    if (s.name == bp.library && s.create_bf16) g = s.create_bf16();
+  const SgemmInfo* info = find_sgemm(bp.library);
+  std::shared_ptr<Bf16Gemm> g = info && info->create_bf16 ? info->create_bf16() : nullptr;
   if (!g) throw std::logic_error("library '" + bp.library + "' has no bf16 GEMM (validate() checks it)");
   g->prepare(m, n, k, a, b);
   add_versions(libraries, {{bp.library + "_bf16_gemm_kernel", g->kernel()}});

@@ -64,6 +64,8 @@ long fma_loop(const std::atomic<bool>& stop, float& sink) {
 
 #if defined(__x86_64__)
 // BF16: kBf16Chains accumulators of 16 fp32 lanes, each VDPBF16PS adds two bf16 products per lane.
+// fma_loop's skeleton written out again: this body must be compiled for the avx512bf16 target,
+// which a lambda passed to a shared template would not inherit (GCC inlines no intrinsic there).
 constexpr int kBf16Chains = 16;
 constexpr double kBf16FlopsPerRound = 4.0 * 16 * kBf16Chains;
 

@@ -15,7 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 HPCNN_BIN=$HPCN
 bless=$HPCNN_SRCDIR/jobscripts/bless.sh
 ref=$out/ref/box/smoke
 pid=""
-trap '[ -z "$pid" ] || kill -CONT "$pid" 2>/dev/null; rm -rf "$out"' EXIT
+trap '[ -z "$pid" ] || { kill -CONT "$pid"; kill "$pid"; } 2>/dev/null; rm -rf "$out"' EXIT
 
 # 1. outliers: the process (one rank, no launcher: its pid is ours) is stopped (SIGSTOP) from
 # outside once its timed iterations run: --min-time 6 keeps them running for 6 s after a start of

@@ -24,6 +24,7 @@
 #include "engine/backend.hpp"
 #include "engine/graph.hpp"
 #include "engine/op.hpp"
+#include "base/bf16.hpp"
 #include "base/rng.hpp"
 #include "engine/tensor.hpp"
 
@@ -36,13 +37,7 @@ namespace hpcnn::test {
 // n values uniform in [lo, hi), a pure function of (seed, stream).
 // Rounds every value to the nearest BF16 (round to nearest even), kept as float.
 inline void round_to_bf16(std::vector<float>& v) {
-  for (float& x : v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    bits &= 0xffff0000u;
-    std::memcpy(&x, &bits, sizeof bits);
-  }
+  for (float& x : v) x = hpcnn::round_to_bf16(x);
 }
 
 inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float lo = -1.0f,

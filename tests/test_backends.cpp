@@ -384,7 +384,7 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(all_params
 class BackendMisc : public ::testing::TestWithParam<std::string> {};
 
 // GPU libraries may sum the weight gradient with atomics (cuDNN's non-deterministic algorithms, as
-// PyTorch allows by default): there the second run must agree to rounding, not bit for bit.
+// PyTorch allows by default): there the repeated run must agree to rounding, not bit for bit.
 TEST_P(BackendMisc, ConvTwiceIsStable) {
   auto be = test::make_variant(test::find_variant(GetParam()));
   const OpProblem p = test::make_problem(OpKind::Conv, conv_attr(16, 3, 1, 1, true), {{2, 16, 6, 6}}, 3);

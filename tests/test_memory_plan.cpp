@@ -134,7 +134,7 @@ double rel_error(const std::vector<float>& a, const std::vector<float>& b) {
 // CPU backends: bit-identical (the same kernels on the same values; only the addresses differ).
 // GPU backends: cuDNN's algorithms that sum with atomics give other roundings run to run, which
 // batch norm over few values and the second step amplify; so the plan may differ from no plan by
-// as much as a second run without it differs from the first (`again`), and at least by the
+// as much as a repeated run without it differs from the first (`again`), and at least by the
 // rounding of one fp32 step times the variant's factor.
 void expect_same(const char* what, const std::vector<float>& on, const std::vector<float>& off,
                  const std::vector<float>& again, const test::BackendVariant& v, bool gpu) {
@@ -171,7 +171,7 @@ TEST_P(PlanVsNoPlan, TrainingGivesTheSameNumbers) {
   const Graph graph = build_model(pc.model, cfg);
   const Trained on = train(v, graph, fuse, true), off = train(v, graph, fuse, false);
   const bool gpu = test::gpu_mode();
-  std::optional<Trained> rerun;  // the GPU's second run without the plan; the CPU compares bits
+  std::optional<Trained> rerun;  // the GPU's repeated run without the plan; the CPU compares bits
   if (gpu) rerun = train(v, graph, fuse, false);
   const Trained& again = rerun ? *rerun : off;
   expect_same("losses", on.losses, off.losses, again.losses, v, gpu);

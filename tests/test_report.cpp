@@ -539,7 +539,7 @@ TEST(Report, OpsPlotBarsPerPointAndKind) {
   };
   op("dnnl", "relu", 0.001), op("dnnl", "convolution", 0.004);
   op("reference", "relu", 0.002), op("reference", "convolution", 0.010);
-  op("reference", "convolution", 0.012);  // a second run of the same point
+  op("reference", "convolution", 0.012);  // a repeated run of the same point
   const std::string s = gnuplot_script("ops", rows, "x.svg");
   EXPECT_NE(s.find("\"convolution\" 4 11\n\"relu\" 1 2\n"), std::string::npos) << s;
   EXPECT_NE(s.find("title \"Time per operator kind per iteration\\nhpcnn-train, lenet5, batch 8\""), std::string::npos) << s;
