@@ -13,6 +13,16 @@
 #                                              runs become the reference (jobscripts/bless.sh,
 #                                              which also reports how steady each point is)
 #   sbatch --nodes=1 jobscripts/acceptance.sh nightly
+#   sbatch --nodes=8 jobscripts/acceptance.sh nightly mycluster   a whole allocation (below)
+#
+# On several nodes (a Slurm allocation of N > 1 nodes, or a HOSTFILE of N > 1 hosts with mpirun) the
+# night measures every node and every link: the one-node steps (training, inference, SGEMM, noise)
+# run on every node at once, one rank per node (in waves of ACCEPT_NODE_WAVE nodes where hosts share
+# cores); the link test (hpcnn-allreduce --links) measures every pair of nodes in N-1 rounds; the
+# allreduce and hpcnn-scale steps run across all N nodes, one rank per node. Besides the verdict
+# against the reference, hpcnn-summary --population judges the night against itself (each node
+# against the median node, each pair against the median pair) into population.txt: a node or link
+# it names fails the night, with or without a reference.
 #
 # Environment (all optional):
 #   OUT            the run's folder (default results/acceptance/<SYSTEM>/<SET>/<UTC date-time>)
@@ -21,7 +31,13 @@
 #   ACCEPT_MIN_TIME  seconds every point is timed for at least in each round (--min-time; per-set defaults)
 #   ACCEPT_ROUNDS  times the set is run, one round after the other (default 5): a point's figure is
 #                  the best of its rounds, so that interference that comes and goes is not a change
-#   ACCEPT_RANKS   ranks of the hpcnn-allreduce and hpcnn-scale steps (default 2)
+#   ACCEPT_RANKS   ranks of the hpcnn-allreduce and hpcnn-scale steps on one node (default 2)
+#   ACCEPT_NODE_WAVE  nodes measured at once by the one-node steps (default: all): a test cluster
+#                  whose hosts share cores sets cores / THREADS
+#   ACCEPT_LINK_SIZES  message sizes of the link test (default 8,4M: latency and a gradient bucket)
+#   ACCEPT_LINK_ROUNDS rounds of the link test (default 0: all N-1; a sample of K rounds, spread
+#                  evenly, sees every node but only the pairs of its rounds)
+#   ACCEPT_POPULATION_THRESHOLD  a node or pair below (1 - this) of the median is named (default 10%)
 #   ACCEPT_DATA    real-data set of the short training run (default fashion-mnist; none: skipped)
 #   ACCEPT_DATA_LIMIT  training and test images of that run (per-set defaults)
 #   ACCEPT_SUMMARY_ARGS  more hpcnn-summary options, e.g. "--tolerance-floor 10%"
@@ -59,6 +75,27 @@ done
   { echo "${0##*/}: BLESS_RUNS $BLESS_RUNS, ACCEPT_MIN_RUNS $MIN_RUNS: a reference needs at least 2 runs, and as many as are asked for" >&2; exit 2; }
 mkdir -p "$OUT" || { echo "${0##*/}: cannot create $OUT" >&2; exit 1; }
 
+# The nodes of the night: the allocation's, or HOSTFILE's hosts (one line per host, "host [slots=N]"
+# or Hydra's "host:N"), else this machine alone.
+nodes=()
+if [ -n "${SLURM_JOB_ID:-}" ]; then
+  mapfile -t nodes < <(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null)
+elif [ -n "${HOSTFILE:-}" ]; then
+  [ -r "$HOSTFILE" ] || { echo "${0##*/}: HOSTFILE '$HOSTFILE' cannot be read" >&2; exit 2; }
+  mapfile -t nodes < <(sed -e 's/#.*//' -e 's/[: ].*//' "$HOSTFILE" | grep -v '^$')
+  dup=$(printf '%s\n' "${nodes[@]}" | sort | uniq -d | head -n 1)
+  [ -z "$dup" ] || { echo "${0##*/}: HOSTFILE '$HOSTFILE' names host '$dup' twice: one line per node" >&2; exit 2; }
+fi
+[ ${#nodes[@]} -ge 1 ] || nodes=("$(hostname -s)")
+NODES=${#nodes[@]}
+WAVE=${ACCEPT_NODE_WAVE:-$NODES}
+LINK_SIZES=${ACCEPT_LINK_SIZES:-8,4M}
+LINK_ROUNDS=${ACCEPT_LINK_ROUNDS:-0}
+POPULATION_THRESHOLD=${ACCEPT_POPULATION_THRESHOLD:-10%}
+[[ "$WAVE" =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: ACCEPT_NODE_WAVE '$WAVE' is not a count" >&2; exit 2; }
+[[ "$LINK_ROUNDS" =~ ^[0-9]+$ ]] || { echo "${0##*/}: ACCEPT_LINK_ROUNDS '$LINK_ROUNDS' is not a count" >&2; exit 2; }
+[ "$NODES" -gt 1 ] || echo "(one node: the cross-node steps, the link test and the population verdict are skipped)"
+
 # The set's sizes: smoke takes about a minute on one node, nightly a few minutes, full hours.
 # Every point runs --iters iterations and at least --min-time seconds of them, so that a point of
 # a fraction of a millisecond is timed over enough calls to be compared night after night; and the
@@ -87,17 +124,27 @@ run_set() {
   export HPCNN_SESSION
   HPCNN_SESSION="$SYSTEM/$SET/$(basename "$(cd "$dir" && pwd)")-$(date -u +%Y%m%dT%H%M%SZ)-$$"
   for round in $(seq "$rounds"); do
-    # Allreduce: the job's schemes and sizes, the correctness check in every point (wrong = 0).
-    step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
+    if [ "$NODES" -gt 1 ]; then
+      # Every pair of nodes in N-1 rounds, then the allreduce across all nodes, one rank per node.
+      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" --rounds "$LINK_ROUNDS" "${common[@]}"
+      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
+    else
+      # Allreduce: the job's schemes and sizes, the correctness check in every point (wrong = 0).
+      step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
+    fi
     # Training and inference throughput on synthetic data.
-    step_ok run "$HPCNN_BIN/hpcnn-train" --model "$model" --batch "$batch" --threads "$THREADS" "${common[@]}"
-    step_ok run "$HPCNN_BIN/hpcnn-infer" --model "$model" --batch "$batch" --threads "$THREADS" "${common[@]}"
+    on_every_node "$HPCNN_BIN/hpcnn-train" --model "$model" --batch "$batch" --threads "$THREADS" "${common[@]}"
+    on_every_node "$HPCNN_BIN/hpcnn-infer" --model "$model" --batch "$batch" --threads "$THREADS" "${common[@]}"
     # BLAS: SGEMM of the default libraries.
-    step_ok run "$HPCNN_BIN/hpcnn-blas" --sweep gemm --sizes "$gemm" --threads "$THREADS" "${common[@]}"
+    on_every_node "$HPCNN_BIN/hpcnn-blas" --sweep gemm --sizes "$gemm" --threads "$THREADS" "${common[@]}"
     # The node's operating-system noise: a fixed work quantum timed on every thread (FWQ).
-    step_ok run "$HPCNN_BIN/hpcnn-blas" --sweep noise --threads "$THREADS" "${common[@]}"
-    # Data-parallel training: ring allreduce over the ranks.
-    step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
+    on_every_node "$HPCNN_BIN/hpcnn-blas" --sweep noise --threads "$THREADS" "${common[@]}"
+    # Data-parallel training: ring allreduce over the ranks (over the nodes, one rank per node).
+    if [ "$NODES" -gt 1 ]; then
+      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
+    else
+      step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
+    fi
   done
   # A short real-data run: accuracy and throughput (skipped where the data set is not installed).
   if [ "$DATA" != none ] && [ -e "/usr/share/datasets/$DATA" ]; then
@@ -107,8 +154,33 @@ run_set() {
     echo "(real-data run skipped: /usr/share/datasets/$DATA not installed)"
   fi
   unset HPCNN_SESSION
+  echo "steps failed: $steps_failed" > "$dir/steps.txt"
 }
 step_ok() { "$@" || { echo "${0##*/}: step failed: $*" >&2; steps_failed=$((steps_failed + 1)); }; }
+# on_every_node CMD...: a one-node step on every node at once, one rank per node whose threads may
+# use the whole node (hpcnn-summary --population reads each rank's own iterations), in waves of
+# ACCEPT_NODE_WAVE nodes; on one node, the step as it is.
+on_every_node() {
+  if [ "$NODES" = 1 ]; then step_ok run "$@"; return; fi
+  local first wave
+  for ((first = 0; first < NODES; first += WAVE)); do
+    wave=("${nodes[@]:first:WAVE}")
+    STEP_NODELIST=$(IFS=,; echo "${wave[*]}") STEP_WHOLE_NODE=1 step_ok run_on "${#wave[@]}" "${#wave[@]}" "$@"
+  done
+}
+# judge_population [REFERENCE]: the night against itself (nodes against the median node, pairs
+# against the median pair) and against the reference's nodes and pairs, into $OUT/population.txt,
+# population-junit.xml and population.html (the node map and link matrices); 1 when a node or link
+# is named.
+judge_population() {
+  [ "$NODES" -gt 1 ] || return 0
+  local status=0 against=()
+  [ -z "${1:-}" ] || against=(--compare "$1")
+  "$HPCNN_BIN/hpcnn-summary" --population --population-threshold "$POPULATION_THRESHOLD" "${against[@]}" \
+    --junit "$OUT/population-junit.xml" --html "$OUT/population.html" "$OUT" > "$OUT/population.txt" || status=$?
+  cat "$OUT/population.txt"
+  return "$status"
+}
 
 if [ -n "${BLESS:-}" ] && [ "$BLESS" != 0 ]; then
   # Several runs: the reference's run-to-run spread is what tells a change from noise.
@@ -133,6 +205,7 @@ echo "acceptance set $SET on $SYSTEM: results in $OUT, reference $reference"
 if [ -z "$(find "$reference" -name '*.h5' -print -quit 2>/dev/null)" ]; then
   echo "${0##*/}: no reference in $reference: run once with BLESS=1 on a system known to be good" >&2
   run_set "$OUT"  # still measured: a first night can be blessed by hand (jobscripts/bless.sh)
+  judge_population  # a first night on a new cluster still names the node or link that is off
   exit 1
 fi
 # Before the night's work: a reference with too few runs, or of several builds or machines, or
@@ -147,8 +220,12 @@ status=0
   --html "$OUT/report.html" "${summary_args[@]}" "$OUT" > "$OUT/verdict.txt" || status=$?
 cat "$OUT/verdict.txt"
 if [ "$status" = 2 ]; then echo "${0##*/}: the reference $reference cannot be used (above): bless it again" >&2; exit 2; fi
-if [ "$status" != 0 ] || [ "$steps_failed" -gt 0 ]; then
-  echo "acceptance $SET on $SYSTEM: FAILED ($steps_failed step(s) failed; verdicts: $OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html)"
+population=0
+judge_population "$reference" || population=$?
+if [ "$status" != 0 ] || [ "$steps_failed" -gt 0 ] || [ "$population" != 0 ]; then
+  named=""
+  [ "$population" = 0 ] || named=", nodes or links named: $OUT/population.txt"
+  echo "acceptance $SET on $SYSTEM: FAILED ($steps_failed step(s) failed; verdicts: $OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html$named)"
   exit 1
 fi
 echo "acceptance $SET on $SYSTEM: passed ($OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html)"

@@ -10,16 +10,22 @@
 #   - a point is a REGRESSION tonight and was one the night before too (a step, judged against the
 #     reference), or the trend fails (the last 2 runs beyond their band, 3 runs below every run
 #     before them, or a drift);
-# a REGRESSION of tonight alone is reported ("flagged: fails if it lasts") and passes.
+#   - on several nodes: a node or link the population names (population.txt: against the median
+#     node or pair of the night) was named the night before too;
+# a REGRESSION or a node or link named tonight alone is reported ("flagged: fails if it lasts") and
+# passes.
 #
 #   jobscripts/acceptance_cron.sh SET [SYSTEM]
 #   crontab -e:
 #     0 2 * * *  /opt/hpcnn/share/hpcnn/jobscripts/acceptance_cron.sh nightly mybox >> /var/log/hpcnn-acceptance.log 2>&1
+#   Slurm (the same night under sbatch or scrontab, every node of the allocation measured):
+#     sbatch --nodes=8 jobscripts/acceptance_cron.sh nightly mycluster
 #
 # Writes, per night, HISTORY/<SYSTEM>/<SET>/<UTC date-time>/: the result files, verdict.txt,
 # junit.xml and report.html (against the reference), trend.txt, trend-junit.xml, trend.html and,
-# with gnuplot, trend.svg, and night.txt (tonight's verdicts and the trend's, and the night's
-# outcome); and HISTORY/<SYSTEM>/<SET>/index.html, every night's outcome and pages, newest first.
+# with gnuplot, trend.svg, on several nodes population.txt, population-junit.xml and
+# population.html (every node and link against the night's median), and night.txt (tonight's
+# verdicts and the trend's, and the night's outcome); and HISTORY/<SYSTEM>/<SET>/index.html, every night's outcome and pages, newest first.
 # A night still running when the next starts makes the next one exit 1 at once (a lock), so runs
 # never overlap and disturb each other's timings.
 # Environment (all optional):
@@ -28,6 +34,7 @@
 #   REFERENCE_DIR, HOSTFILE, HPCNN_LAUNCH (e.g. "mpirun --hostfile hosts"), ACCEPT_RANKS,
 #   ACCEPT_SUMMARY_ARGS and everything else acceptance.sh and jobscripts/common.sh read.
 # Exit: 0 the night passed, 1 it failed (above), 2 bad usage or an unusable reference.
+#SBATCH --job-name=hpcnn-acceptance
 set -uo pipefail
 usage() { echo "usage: ${0##*/} smoke|nightly|full [SYSTEM]" >&2; exit 2; }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
@@ -37,7 +44,10 @@ SYSTEM=${2:-${HPCNN_SYSTEM:-$(hostname -s)}}
 [[ "$SYSTEM" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "${0##*/}: bad system name '$SYSTEM' (letters, digits, . _ -)" >&2; exit 2; }
 TREND_RUNS=${TREND_RUNS:-15}
 [[ "$TREND_RUNS" =~ ^[0-9]+$ ]] && [ "$TREND_RUNS" -ge 3 ] || { echo "${0##*/}: TREND_RUNS '$TREND_RUNS' is not a count of 3 or more" >&2; exit 2; }
-jobscripts=$(cd "$(dirname "$0")" && pwd)
+# sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
+jobscripts=$(dirname "$0")
+[ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
+jobscripts=$(cd "$jobscripts" && pwd)
 source "$jobscripts/common.sh"
 history=${HISTORY:-results/acceptance}/$SYSTEM/$SET
 mkdir -p "$history" || { echo "${0##*/}: cannot create $history" >&2; exit 1; }
@@ -79,10 +89,12 @@ write_index() {
       name=${n##*/}
       if [ ! -s "$n/night.txt" ]; then outcome="incomplete (no night.txt)" cls=fail
       elif grep -q '^failed' "$n/night.txt"; then outcome="FAILED: $(grep -c '^failed' "$n/night.txt") reason(s)" cls=fail
-      elif grep -q '^flagged' "$n/night.txt"; then outcome="passed, REGRESSION flagged tonight only" cls=flagged
+      elif grep -q '^flagged' "$n/night.txt"; then outcome="passed, flagged tonight only (a REGRESSION, a node or link named)" cls=flagged
       else outcome=passed cls=ok
       fi
-      echo "<tr class=\"$cls\"><td>$name</td><td>$outcome</td><td><a href=\"$name/report.html\">verdicts</a> <a href=\"$name/trend.html\">trend</a> <a href=\"$name/night.txt\">night.txt</a></td></tr>"
+      local population=""
+      [ ! -s "$n/population.html" ] || population=" <a href=\"$name/population.html\">nodes and links</a>"
+      echo "<tr class=\"$cls\"><td>$name</td><td>$outcome</td><td><a href=\"$name/report.html\">verdicts</a> <a href=\"$name/trend.html\">trend</a>$population <a href=\"$name/night.txt\">night.txt</a></td></tr>"
     done
     echo '</tbody></table></body></html>'
   } > "$tmp" && mv -f "$tmp" "$history/index.html" || echo "${0##*/}: could not write $history/index.html" >&2
@@ -90,6 +102,8 @@ write_index() {
 
 # regressions FILE: "SETTINGS METRIC" of every REGRESSION verdict in a verdict.txt.
 regressions() { [ -r "$1" ] && sed -n 's/^failure: REGRESSION: \(.*\) reference .*/\1/p' "$1"; }
+# named FILE: every node ("n3") and link ("link n2-n5") a population.txt names, once each.
+named() { [ -r "$1" ] && sed -n 's/^population: \(link [^:]*\|[^ :]*\): .*: REGRESSION$/\1/p' "$1" | sort -u; }
 verdicts=$night/verdict.txt
 other_failures=$(grep '^failure: ' "$verdicts" 2>/dev/null | grep -cv '^failure: REGRESSION: ')
 tonight=$(regressions "$verdicts")
@@ -97,15 +111,26 @@ lasting=""
 if [ -n "$tonight" ] && [ -n "$previous" ]; then lasting=$(grep -Fx -f <(regressions "$previous/verdict.txt") <<<"$tonight"); fi
 flagged=$(grep -Fxv -f <(printf '%s\n' "$lasting") <<<"$tonight")
 [ -n "$lasting" ] || flagged=$tonight
+named_tonight=$(named "$night/population.txt")
+named_lasting=""
+if [ -n "$named_tonight" ] && [ -n "$previous" ]; then named_lasting=$(grep -Fx -f <(named "$previous/population.txt") <<<"$named_tonight"); fi
+named_flagged=$(grep -Fxv -f <(printf '%s\n' "$named_lasting") <<<"$named_tonight")
+[ -n "$named_lasting" ] || named_flagged=$named_tonight
 failed=0
 {
   echo "night $night: tonight exit $status, trend exit $trend"
   [ "$other_failures" = 0 ] || { echo "failed: $other_failures failure(s) that are not speed verdicts (STATUS, MISSING): $verdicts"; failed=1; }
-  if [ "$status" != 0 ] && [ -z "$tonight" ] && [ "$other_failures" = 0 ]; then
-    echo "failed: acceptance.sh exited $status (no reference, or a step failed)"; failed=1
+  if [ "$status" != 0 ] && [ ! -s "$verdicts" ]; then
+    echo "failed: acceptance.sh exited $status with no verdict against a reference (none yet, or it could not be used)"; failed=1
+  elif [ "$status" != 0 ] && [ -z "$tonight" ] && [ "$other_failures" = 0 ] && [ -z "$named_tonight" ]; then
+    echo "failed: acceptance.sh exited $status (a step failed)"; failed=1
   fi
+  steps=$(sed -n 's/^steps failed: //p' "$night/steps.txt" 2>/dev/null)
+  [ "${steps:-0}" = 0 ] || [ "$failed" = 1 ] || { echo "failed: $steps step(s) failed (acceptance.sh's output)"; failed=1; }
   while IFS= read -r p; do [ -z "$p" ] || { echo "failed: REGRESSION two nights running: $p"; failed=1; }; done <<<"$lasting"
   while IFS= read -r p; do [ -z "$p" ] || echo "flagged (fails if it lasts): REGRESSION tonight only: $p"; done <<<"$flagged"
+  while IFS= read -r p; do [ -z "$p" ] || { echo "failed: named by the population two nights running: $p (population.txt)"; failed=1; }; done <<<"$named_lasting"
+  while IFS= read -r p; do [ -z "$p" ] || echo "flagged (fails if it lasts): named by the population tonight only: $p (population.txt)"; done <<<"$named_flagged"
   [ "$trend" = 0 ] || { echo "failed: the trend (trend.txt)"; failed=1; }
 } > "$night/night.txt"
 cat "$night/night.txt"
@@ -114,4 +139,4 @@ if [ "$failed" != 0 ]; then
   echo "== acceptance $SET on $SYSTEM: FAILED ($night/night.txt)"
   exit 1
 fi
-echo "== acceptance $SET on $SYSTEM: passed${flagged:+, with REGRESSION flagged tonight only}; trend clean ($night)"
+echo "== acceptance $SET on $SYSTEM: passed${flagged:+, with REGRESSION flagged tonight only}${named_flagged:+, with a node or link named tonight only}; trend clean ($night)"

@@ -38,7 +38,7 @@ read -ra launch_words <<<"${HPCNN_LAUNCH:-}"   # what the user asked for, before
 if [ -z "${HPCNN_LAUNCH+set}" ]; then
   if [ -n "${HPCNN_WHOLE_NODE:-}" ]; then
     if [ -n "${SLURM_JOB_ID:-}" ]; then
-      HPCNN_LAUNCH="srun --ntasks=1 --cpus-per-task=${SLURM_CPUS_ON_NODE:-1} --cpu-bind=none"
+      HPCNN_LAUNCH="srun --nodes=1 --ntasks=1 --cpus-per-task=${SLURM_CPUS_ON_NODE:-1} --cpu-bind=none"
     else
       HPCNN_LAUNCH="${HPCNN_MPIRUN:-mpirun} -np 1 --bind-to none"
     fi
@@ -138,6 +138,9 @@ step_threads_env() {  # step_threads_env RANKS_PER_NODE: prints NAME=VALUE words
 
 # run_on NODES RANKS CMD...: CMD as RANKS ranks spread over NODES nodes of the allocation (srun or
 # mpirun, see HPCNN_LAUNCH); outside Slurm, RANKS ranks on this machine or $HOSTFILE's hosts.
+# STEP_NODELIST (comma-separated host names, as many as NODES) names the nodes instead of the
+# allocation's or host file's first NODES: a wave of nodes (acceptance.sh). STEP_WHOLE_NODE=1: one
+# rank per node whose threads may use every core of its node (not bound to one).
 run_on() {
   local nodes=$1 ranks=$2 style per_node hostfile="" status=0
   shift 2
@@ -161,7 +164,7 @@ run_on() {
   # Ranks per node: known inside an allocation and on this machine alone, not from a host file.
   per_node=$(((ranks + nodes - 1) / nodes))
   [ -n "${SLURM_JOB_ID:-}" ] || per_node=$ranks
-  [ -n "${SLURM_JOB_ID:-}" ] || [ -z "${HOSTFILE:-}" ] || per_node=1
+  [ -n "${SLURM_JOB_ID:-}" ] || [ -z "${HOSTFILE:-}${STEP_NODELIST:-}" ] || per_node=1
   local envs=() e
   mapfile -t envs < <(step_threads_env "$per_node")
   # The session label rank 0 records (hpcnn-summary's runs), wherever rank 0 runs.
@@ -175,12 +178,14 @@ run_on() {
   fi
   if [ $style = srun ]; then
     cmd+=(-N "$nodes" -n "$ranks" --kill-on-bad-exit=1)
-  elif [ -n "${SLURM_JOB_ID:-}" ]; then
-    # The first NODES nodes of the allocation, RANKS/NODES slots each (rounded up).
+    [ -z "${STEP_NODELIST:-}" ] || cmd+=(-w "$STEP_NODELIST")
+    [ -z "${STEP_WHOLE_NODE:-}" ] || cmd+=(--ntasks-per-node=1 --cpus-per-task="$(node_cores)" --cpu-bind=none)
+  elif [ -n "${SLURM_JOB_ID:-}${STEP_NODELIST:-}" ]; then
+    # The first NODES nodes of the allocation (or STEP_NODELIST's), RANKS/NODES slots each (rounded up).
     hostfile=$(mktemp "${TMPDIR:-/tmp}/hpcnn-hosts.XXXXXX")
     step_hostfile=$hostfile   # removed on exit too: a stopped step ends the script (exit 75)
     local h
-    for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n "$nodes"); do
+    for h in $(if [ -n "${STEP_NODELIST:-}" ]; then tr ',' '\n' <<<"$STEP_NODELIST"; else scontrol show hostnames "$SLURM_JOB_NODELIST"; fi | head -n "$nodes"); do
       mpi_hostfile_line "$kind" "$h" "$per_node"
     done > "$hostfile"
     cmd+=(-np "$ranks")
@@ -189,6 +194,7 @@ run_on() {
     cmd+=(-np "$ranks")
     mapfile -t -O ${#cmd[@]} cmd < <(mpi_oversubscribe_opts "$kind"; [ -z "${HOSTFILE:-}" ] || mpi_hostfile_opts "$kind" "$HOSTFILE")
   fi
+  [ $style = srun ] || [ -z "${STEP_WHOLE_NODE:-}" ] || mapfile -t -O ${#cmd[@]} cmd < <(mpi_unbound_opts "$kind")
   next_run_id "$@"
   echo "+ ${envs[*]} ${cmd[*]} $* ${run_id_args[*]}"
   step env "${envs[@]}" "${cmd[@]}" "$@" "${run_id_args[@]}" || status=$?

@@ -39,3 +39,9 @@ mpi_hostfile_opts() {
 mpi_hostfile_line() {
   case "$1" in hydra) echo "$2:$3" ;; *) echo "$2 slots=$3" ;; esac
 }
+
+# mpi_unbound_opts KIND: the options that leave a rank's threads free on every core of its node (a
+# launcher binds one rank to one core by default).
+mpi_unbound_opts() {
+  case "$1" in hydra) printf '%s\n' -bind-to none ;; srun) ;; *) printf '%s\n' --bind-to none ;; esac
+}

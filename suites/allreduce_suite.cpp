@@ -18,6 +18,7 @@
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
 #include "harness/main_wrapper.hpp"
+#include "suites/link_suite.hpp"
 #include "suites/model_suite.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/resources.hpp"
@@ -54,6 +55,9 @@ std::vector<OptionSpec> allreduce_options() {
        "each call, untimed); out: a send and a receive buffer, the form of OSU's osu_allreduce (host memory)",
        "in|out"},
       {"no-check", OptType::Flag, false, "", "", "skip the element-by-element check after the timed loop"},
+      {"links", OptType::Flag, false, "", "",
+       "run the link test instead: every pair of ranks in P-1 rounds, a latency and bandwidth matrix (its own "
+       "options: hpcnn-allreduce --links --help)"},
   };
   std::vector<OptionSpec> timing = timing_options(), output = output_options();
   for (OptionSpec& t : timing)
@@ -339,6 +343,8 @@ std::int64_t parse_bytes(const std::string& text) {
 }
 
 int run_allreduce_suite(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k)
+    if (std::strcmp(argv[k], "--links") == 0) return run_link_suite(argc, argv);
   static const std::vector<OptionSpec> options = allreduce_options();
   std::int64_t wrong_total = 0;
   SuiteDef def;

@@ -5,10 +5,12 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "base/errors.hpp"
 #include "results/html_page.hpp"
+#include "results/link_matrix.hpp"
 #include "results/report.hpp"
 
 #ifndef PACKAGE_VERSION
@@ -76,6 +78,109 @@ void figure_or_why(HtmlPage& page, Draw draw, const std::string& caption) {
   } catch (const UsageError& e) {
     page.paragraph(std::string("plot left out: ") + e.what(), "problem");
   }
+}
+
+// A map shows at most this many nodes, the worst first: a page of a thousand nodes stays readable.
+constexpr std::size_t kMapNodes = 64;
+
+std::string ratio_text(double r) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f", r);
+  return text;
+}
+
+// The colour of a ratio to the median: named, below the threshold, or fine.
+std::string ratio_class(double ratio, bool named, double threshold) {
+  if (!(ratio > 0)) return "na";
+  if (named) return "bad";
+  return ratio < 1 - threshold ? "low" : "ok";
+}
+
+// Nodes x per-node points, each cell the node's pace against the median node; the nodes sorted by
+// their worst cell.
+void node_map(HtmlPage& page, const PopulationReport& r) {
+  std::map<std::string, double> worst;
+  for (const auto& m : r.node_maps)
+    for (const auto& [node, ratio] : m.ratio) {
+      auto [at, fresh] = worst.emplace(node, ratio);
+      if (!fresh) at->second = std::min(at->second, ratio);
+    }
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [node, ratio] : worst) order.emplace_back(ratio, node);
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> header = {"node", "worst"};
+  for (const auto& m : r.node_maps) header.push_back(m.label);
+  std::vector<std::vector<std::string>> cells, classes;
+  for (std::size_t k = 0; k < order.size() && k < kMapNodes; ++k) {
+    const std::string& node = order[k].second;
+    std::vector<std::string> row = {node, ratio_text(order[k].first)}, cls = {"", ""};
+    bool named = false;
+    for (const auto& m : r.node_maps) {
+      const auto it = m.ratio.find(node);
+      const bool here = m.named.count(node) > 0;
+      named = named || here;
+      row.push_back(it == m.ratio.end() ? "-" : ratio_text(it->second));
+      cls.push_back(it == m.ratio.end() ? "na" : ratio_class(it->second, here, r.threshold));
+    }
+    cls[1] = ratio_class(order[k].first, named, r.threshold);
+    cells.push_back(std::move(row));
+    classes.push_back(std::move(cls));
+  }
+  page.heading("Node map", 3);
+  page.paragraph("Each node's pace (its own timed iterations over its own time) against the median node of each point, "
+                 "worst nodes first" + std::string(order.size() > kMapNodes ? " (the worst " + std::to_string(kMapNodes) +
+                                                                                 " of " + std::to_string(order.size()) + ")"
+                                                                           : "") +
+                 "; named nodes in red, below " + ratio_text(1 - r.threshold) + " but within the night's spread in yellow.");
+  page.cell_table(header, cells, classes);
+}
+
+// One link test's matrix of pair bandwidths against the median pair, rows and columns ordered by
+// each node's median link (worst first).
+void link_map(HtmlPage& page, const PopulationReport::LinkMap& m, double threshold) {
+  const std::size_t n = m.names.size();
+  if (n == 0 || m.ratio.size() != n * n) return;
+  std::vector<std::pair<double, std::size_t>> order;
+  for (std::size_t a = 0; a < n; ++a) {
+    std::vector<double> mine;
+    for (std::size_t b = 0; b < n; ++b)
+      if (m.ratio[a * n + b] > 0) mine.push_back(m.ratio[a * n + b]);
+    order.emplace_back(median_of(mine), a);
+  }
+  std::sort(order.begin(), order.end());
+  const std::size_t shown = std::min(n, kMapNodes);
+  std::vector<std::string> header = {""};
+  for (std::size_t k = 0; k < shown; ++k) header.push_back(m.names[order[k].second]);
+  std::vector<std::vector<std::string>> cells, classes;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const std::size_t a = order[i].second;
+    std::vector<std::string> row = {m.names[a]}, cls = {""};
+    for (std::size_t k = 0; k < shown; ++k) {
+      const std::size_t b = order[k].second;
+      const double ratio = m.ratio[a * n + b];
+      const bool named = m.named_pairs.count({std::min(a, b), std::max(a, b)}) > 0 ||
+                         ((m.named_nodes.count(a) || m.named_nodes.count(b)) && ratio < 1 - threshold);
+      row.push_back(a == b || !(ratio > 0) ? "" : ratio_text(ratio));
+      cls.push_back(a == b || !(ratio > 0) ? "na" : ratio_class(ratio, named, threshold));
+    }
+    cells.push_back(std::move(row));
+    classes.push_back(std::move(cls));
+  }
+  page.heading("Link matrix: " + m.label, 3);
+  page.paragraph("Every pair's bandwidth (both ways at once) against the median pair, nodes ordered by their median link, "
+                 "worst first" + std::string(n > shown ? " (the worst " + std::to_string(shown) + " of " + std::to_string(n) + ")" : "") +
+                 "; empty: not measured.");
+  page.cell_table(header, cells, classes);
+}
+
+void population_section(HtmlPage& page, const PopulationReport& r) {
+  page.heading("Nodes and links");
+  page.paragraph(std::to_string(r.points) + " per-node point(s), " + std::to_string(r.tests) + " link test(s), " +
+                     std::to_string(r.flagged.size()) + " named (each against the median node or pair of the night).",
+                 r.flagged.empty() ? "" : "problem");
+  for (const std::string& line : r.flagged) page.paragraph(line, "problem");
+  if (!r.node_maps.empty()) node_map(page, r);
+  for (const auto& m : r.link_maps) link_map(page, m, r.threshold);
 }
 
 }  // namespace
@@ -151,6 +256,7 @@ void SummaryPage::write(const std::string& file) const {
     if (!rows.common.empty()) page.paragraph("Settings of every row: " + rows.common, "common");
     page.table(rows.header, rows.rows, classes, {false, false, true, true, true, true, true, true, true, false});
   }
+  for (const PopulationReport& r : population_) population_section(page, r);
   for (const Table& t : tables_) {
     page.heading(std::string("Table ") + t.preset->name);
     page.paragraph(t.preset->help);

@@ -1,6 +1,8 @@
 // hpcnn-summary --html FILE: one self-contained page of what the summary printed, in the order a
 // reader looks: files left out and why, the verdicts (failures first, coloured), the trend and its
-// plot, the stability of a set of runs (UNSTABLE first), each table with its plot, then every run's provenance and reproducer, folded.
+// plot, the stability of a set of runs (UNSTABLE first), the nodes and links of --population (the
+// node map and each link matrix, worst nodes first), each table with its plot, then every run's
+// provenance and reproducer, folded.
 // The summary hands each part over as it computes it; write() puts the page together.
 #pragma once
 
@@ -8,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/population.hpp"
 #include "results/record.hpp"
 #include "results/reference_runs.hpp"
 #include "results/result_file.hpp"
@@ -26,6 +29,7 @@ class SummaryPage {
   void verdicts(std::string reference, std::string rates_at, std::vector<PointVerdict> verdicts);
   void trend(std::string heading, std::vector<PointTrend> trends);
   void stability(std::string heading, std::vector<PointStability> points);
+  void population(PopulationReport report) { population_.push_back(std::move(report)); }
   void runs(const std::vector<ResultRun>& runs);
 
   // The page into `file` (whole or not at all). RuntimeError naming the file when it cannot be
@@ -55,6 +59,7 @@ class SummaryPage {
   std::vector<Verdicts> verdicts_;
   std::vector<Trend> trends_;
   std::vector<Stability> stability_;
+  std::vector<PopulationReport> population_;
   std::vector<std::pair<std::string, Provenance>> runs_;  // file, its provenance
 };
 

@@ -16,6 +16,8 @@
 
 #include "base/errors.hpp"
 #include "harness/options.hpp"
+#include "base/durable_file.hpp"
+#include "results/population.hpp"
 #include "results/reference_runs.hpp"
 #include "results/report.hpp"
 #include "results/isolated_read.hpp"
@@ -63,7 +65,8 @@ const std::vector<OptionSpec>& summary_options() {
          "figure --compare checks (default: img_per_s, else busbw_gbs, else gflops, plus test_acc; times are "
          "lower-is-better)"},
         {"junit", OptType::String, false, "", "FILE",
-         "with --compare or --trend: also write the verdicts as JUnit XML to FILE"},
+         "with --compare, --trend or --population: also write the verdicts as JUnit XML to FILE (--population: a test "
+         "case per node and per link test)"},
         {"trend", OptType::Int, false, "", "N",
          "history instead of a table: every point and metric over the runs given, in time order, each run judged "
          "against the N runs before it (median and MAD), the last 2N tested for a drift; exit 1 when a point's "
@@ -88,6 +91,16 @@ const std::vector<OptionSpec>& summary_options() {
          "instead of a table: how steady each point is over the runs given (a reference to bless): its run-to-run "
          "spread, the smallest change a new run could be shown to differ by, UNSTABLE points and the reference runs "
          "or iterations that would steady them; exit 2 when the runs mix builds or machines or lack points"},
+        {"population", OptType::Flag, false, "", "",
+         "instead of a table: the runs judged against themselves, no reference needed: each node of a point of "
+         "hpcnn-train, -infer or -blas run on several nodes at once (one rank per node) against the median node; each "
+         "pair of a link test (hpcnn-allreduce --links) against the median pair, each node by the share of its slow "
+         "links; with --compare REFERENCE also each node and pair against the reference's (pooled over its runs, any "
+         "nodes of the class); a line per node or pair named (REGRESSION), exit 1 when one is, or when there is nothing "
+         "to judge"},
+        {"population-threshold", OptType::String, false, "10%", "FRACTION",
+         "--population: the practical size of a change: a pair is slow below (1 - FRACTION) of the median pair, "
+         "when it also stands out of the night's spread (3.5 robust deviations: median and MAD)"},
         {"help", OptType::Flag, false, "", "", "print this help and the available fields, then exit"},
         {"version", OptType::Flag, false, "", "", "print the version, then exit"},
         {"files", OptType::String, false, "", "FILE|DIR", "result files, or folders searched for *.h5"},
@@ -116,6 +129,8 @@ struct Config {
   std::size_t min_runs = 1;  // --min-runs
   RateAt at = RateAt::Delivered;  // --at
   bool stability = false;
+  bool population = false;
+  double population_threshold = 0.1;  // --population-threshold
 };
 
 const TablePreset& table_named(const std::string& name) {
@@ -171,6 +186,12 @@ Config config_from(const Options& o) {
   c.min_runs = static_cast<std::size_t>(o.integer("min-runs"));
   c.at = parse_rate_at(o.str("at"));
   c.stability = o.flag("stability");
+  c.population = o.flag("population");
+  c.population_threshold = parse_tolerance(o.str("population-threshold"));
+  if (!(c.population_threshold > 0 && c.population_threshold < 1))
+    throw UsageError("--population-threshold: '" + o.str("population-threshold") + "' is not a fraction between 0 and 100%");
+  if (c.population && (c.stability || o.has("trend")))
+    throw UsageError("--population judges one night's nodes and links: not with --trend or --stability");
   if (c.stability && (o.has("compare") || o.has("trend")))
     throw UsageError("--stability looks at one set of runs: not with --compare or --trend");
   if (o.has("trend")) {
@@ -178,7 +199,8 @@ Config config_from(const Options& o) {
     if (o.has("compare")) throw UsageError("--trend and --compare: choose one (--trend judges each run by the runs before it)");
   }
   if (o.has("junit")) {
-    if (!o.has("compare") && !o.has("trend")) throw UsageError("--junit needs --compare or --trend (the verdicts it writes)");
+    if (!o.has("compare") && !o.has("trend") && !c.population)
+      throw UsageError("--junit needs --compare, --trend or --population (the verdicts it writes)");
     c.junit = o.str("junit");
     const std::filesystem::path folder = std::filesystem::path(c.junit).parent_path();
     std::error_code ec;
@@ -372,6 +394,46 @@ int show_stability(const Config& config, const std::vector<ResultRun>& runs, Sum
   return 0;
 }
 
+// --population: the nodes and links of the runs judged against their own median (population.hpp);
+// 1 when a node or pair is named, or when the runs hold nothing to judge.
+int show_population(const Config& config, const std::vector<ResultRun>& runs, SummaryPage* page) {
+  std::vector<ResultRun> reference;
+  if (!config.compare.empty()) {
+    // With --compare, every node and pair is also judged against the reference's (any nodes of the
+    // class): read and checked as --compare's reference is.
+    std::error_code ec;
+    if (!std::filesystem::exists(config.compare, ec))
+      throw UsageError("--compare: no reference '" + config.compare + "' (no such file or folder)");
+    int status = 0;
+    reference = read_runs({config.compare}, status);
+    std::vector<const ResultRun*> all;
+    for (const ResultRun& run : reference) all.push_back(&run);
+    check_one_origin(all, "the reference " + config.compare);
+  }
+  const PopulationReport report =
+      judge_population(runs, config.population_threshold, config.compare.empty() ? nullptr : &reference);
+  if (page) page->population(report);
+  for (const std::string& h : report.headings) std::printf("# %s\n", h.c_str());
+  for (const std::string& f : report.flagged) std::printf("population: %s\n", f.c_str());
+  for (const std::string& p : report.passed) std::printf("population: ok: %s\n", p.c_str());
+  std::printf("population: %zu per-node point(s), %zu link test(s), %zu named\n", report.points, report.tests,
+              report.flagged.size());
+  if (!config.junit.empty()) {
+    std::fflush(stdout);
+    write_file_durably(config.junit, population_junit(report), "the JUnit verdicts");
+    std::fprintf(stderr, "%s: JUnit verdicts written to %s\n", kProgram, config.junit.c_str());
+  }
+  if (report.tests + report.points == 0) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "%s: error: --population: nothing to judge: no point of hpcnn-train, -infer or -blas on %zu or more nodes, no "
+                 "link test (hpcnn-allreduce --links) with an ok point\n",
+                 kProgram, kPopulationMinNodes);
+    return 1;
+  }
+  return report.flagged.empty() ? 0 : 1;
+}
+
 // --plot of one table (the files hold one kind of results, or --table chose).
 int plot(const Config& config, const TablePreset& table, const std::vector<Record>& records) {
   std::fflush(stdout);
@@ -505,7 +567,7 @@ int run(int argc, char** argv) {
 
   int status = 0;
   std::vector<Record> baseline;
-  if (!config.compare.empty())
+  if (!config.compare.empty() && !config.population)
     baseline = reference_rows(config, config.table ? *config.table : table_presets().front(), status);
   std::optional<SummaryPage> page;
   if (!config.html.empty()) page.emplace(config.paths);
@@ -514,6 +576,8 @@ int run(int argc, char** argv) {
   if (page) page->runs(runs);
   if (config.stability)
     status = std::max(status, show_stability(config, runs, on_page));
+  else if (config.population)
+    status = std::max(status, show_population(config, runs, on_page));
   else if (config.trend > 0)
     status = std::max(status, show_trend(config, runs, on_page));
   else

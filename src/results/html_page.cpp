@@ -25,6 +25,9 @@ th { background: #eee; cursor: pointer; white-space: nowrap; }
 th.num, td.num { text-align: right; }
 tr.fail { background: #f9d3c0; } tr.fail td.verdict { color: #a63c00; font-weight: bold; }
 tr.unstable { background: #fdf0b3; } tr.faster { background: #d5e6f3; }
+td.ok { background: #e3f1dd; } td.low { background: #fdf0b3; } td.bad { background: #e8957a; font-weight: bold; }
+td.na { background: #f4f4f4; color: #999; } table.map td { text-align: right; padding: 0.1em 0.3em; }
+table.map td:first-child { text-align: left; font-weight: bold; }
 p.common { font-family: monospace; font-size: 0.85em; }
 p.problem { color: #a63c00; }
 figure { margin: 0.8em 0; } figcaption { font-size: 0.85em; color: #555; }
@@ -111,6 +114,22 @@ void HtmlPage::table(const std::vector<std::string>& header, const std::vector<s
       const bool verdict = c < header.size() && header[c] == "verdict";
       body_ << (is_num(c) ? "<td class=\"num\">" : verdict ? "<td class=\"verdict\">" : "<td>") << html_escaped(rows[r][c])
             << "</td>";
+    }
+    body_ << "</tr>\n";
+  }
+  body_ << "</tbody>\n</table></div>\n";
+}
+
+void HtmlPage::cell_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& cells,
+                          const std::vector<std::vector<std::string>>& cell_classes) {
+  body_ << "<div class=\"table\"><table class=\"map\">\n<thead><tr>";
+  for (const std::string& h : header) body_ << "<th>" << html_escaped(h) << "</th>";
+  body_ << "</tr></thead>\n<tbody>\n";
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    body_ << "<tr>";
+    for (std::size_t c = 0; c < cells[r].size(); ++c) {
+      const std::string cls = r < cell_classes.size() && c < cell_classes[r].size() ? cell_classes[r][c] : "";
+      body_ << (cls.empty() ? "<td>" : "<td class=\"" + cls + "\">") << html_escaped(cells[r][c]) << "</td>";
     }
     body_ << "</tr>\n";
   }

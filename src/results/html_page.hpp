@@ -31,6 +31,10 @@ class HtmlPage {
   // a column and sorts it by number. Every table sorts by a click on a header.
   void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
              const std::vector<std::string>& row_classes = {}, const std::vector<bool>& numeric = {});
+  // A map: a table whose every cell has a colour class of its own ("ok", "low", "bad", "na", or
+  // none), the first column a heading for its row. For node maps and link matrices.
+  void cell_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& cells,
+                  const std::vector<std::vector<std::string>>& cell_classes);
   // Records as a table of `columns` (known fields): the header says each unit, cells as the text
   // tables print them.
   void records(const std::vector<Record>& rows, const std::vector<std::string>& columns);

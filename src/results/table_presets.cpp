@@ -2,6 +2,8 @@
 // one line where possible (several engineers add tables here: append, don't reorder).
 #include "results/table_presets.hpp"
 
+#include "results/link_matrix.hpp"
+
 #include <string>
 #include <variant>
 
@@ -141,6 +143,32 @@ std::vector<Record> ops_rows(const ResultRun&, const ResultPoint& point) {
   return rows;
 }
 
+// links: one row per measured pair of an hpcnn-allreduce --links point, from its link_* arrays and
+// the run's hosts; points without them (allreduce points) give no rows.
+std::vector<Record> link_rows(const ResultRun& run, const ResultPoint& point) {
+  const Array *bw = nullptr, *time = nullptr;
+  for (const Array& a : point.arrays)
+    if (a.name == "link_bw_gbs") bw = &a;
+    else if (a.name == "link_time_us") time = &a;
+  if (!bw || bw->dims.size() != 2 || bw->dims[0] != bw->dims[1] || bw->data.size() != bw->dims[0] * bw->dims[1]) return {};
+  const std::size_t n = bw->dims[0];
+  const std::vector<std::string> names = rank_names(run.provenance.hosts);
+  const double median = summarize_links(bw->data, {}, names).bw_median_gbs;
+  std::vector<Record> rows;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b) {
+      const double v = bw->data[a * n + b];
+      if (!(v > 0)) continue;
+      Record r = point.record;
+      r.set("pair", pair_name(names, a, b));
+      r.set("pair_bw_gbs", v);
+      if (time && time->data.size() == n * n) r.set("pair_time_us", time->data[a * n + b]);
+      if (median > 0) r.set("pair_ratio", v / median);
+      rows.push_back(std::move(r));
+    }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<TablePreset>& table_presets() {
@@ -168,6 +196,9 @@ const std::vector<TablePreset>& table_presets() {
       {"allreduce", "exchange,ranks,size_bytes,time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,exchange_memory,placement,status",
        "hpcnn-allreduce: time per call and algorithm/bus bandwidth per scheme, rank count and size, with the elements found wrong",
        nullptr, plot_allreduce},
+      {"links", "ranks,size_bytes,pair,pair_time_us,pair_bw_gbs,pair_ratio,status",
+       "hpcnn-allreduce --links: one row per pair of ranks, its exchange time and bandwidth each way against the median pair",
+       link_rows, nullptr},
       {"scaling", "model,backend,exchange,scaling,ranks,workers,batch,global_batch,img_per_s,linear_img_per_s,efficiency,comm_wait_s,overlap,status",
        "hpcnn-scale: aggregate images/s against linear scaling from the 1-rank baseline, efficiency and overlap (E5, E6: ref. [1] Figs 5-7)",
        nullptr, plot_scaling},
@@ -208,7 +239,7 @@ const TablePreset& preset_for(const ResultRun& run) {
   if (!run.points.empty()) {
     const Record& r = run.points.front().record;
     const std::string suite = r.text("suite");
-    if (suite == "hpcnn-allreduce") name = "allreduce";
+    if (suite == "hpcnn-allreduce") name = r.text("exchange") == "links" ? "links" : "allreduce";
     else if (suite == "hpcnn-scale") name = r.get("epochs") ? "e8" : "scaling";
     else if (suite == "hpcnn-simulate") name = r.get("size_bytes") ? "simulated-allreduce" : "simulation";
     else if (suite == "hpcnn-blas") name = "blas";

@@ -30,6 +30,10 @@ for ((k = 1; k <= CL_NODES; k++)); do
     for ((i = 0; i < 30; i++)); do [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break; sleep 0.1; done
   fi
 done
+# A host slowed by cluster_slow.sh: its processes are gone, its cgroup is removed.
+for ((k = 1; k <= CL_NODES; k++)); do
+  [ ! -e "$CLUSTER_DIR/slowed-n$k" ] || "$here/cluster_slow.sh" "$CLUSTER_DIR" "n$k" off >/dev/null || true
+done
 # 2. The controller and munge.
 cl_stop_pid slurmctld slurmctld
 cl_stop_pid munged munged

@@ -21,6 +21,16 @@ cluster_names() {  # cluster_names DIR: set the names of the cluster kept in DIR
   CL_ENV=$CLUSTER_DIR/cluster.env
   CL_PIDS=$CLUSTER_DIR/pids
 }
+# cluster_host STATE_DIR nK: load the running cluster kept in STATE_DIR and set k to host nK's
+# number; exit 1 without a cluster, 2 for a host it does not have.
+cluster_host() {
+  cluster_names "$1"
+  [ -r "$CL_ENV" ] || cluster_die "no cluster in $CLUSTER_DIR"
+  source "$CL_ENV"
+  [[ "$2" =~ ^n([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "$CL_NODES" ] ||
+    { echo "${0##*/}: no host $2 (n1 to n$CL_NODES)" >&2; exit 2; }
+  k=${BASH_REMATCH[1]}
+}
 cl_netns() { echo "hpcnn-$CL_TAG-n$1"; }    # namespace of node K
 cl_host_veth() { echo "hpcv$CL_TAG-$1"; }   # bridge-side end of node K's link
 cl_node_veth() { echo "eth0"; }             # node-side end, inside the namespace

@@ -9,13 +9,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster_lib.sh"
 [ $# = 3 ] || { echo "usage: ${0##*/} STATE_DIR nK RATE[:DELAY]|off" >&2; exit 2; }
-cluster_names "$1"
-[ -r "$CL_ENV" ] || cluster_die "no cluster in $CLUSTER_DIR"
-source "$CL_ENV"
 node=$2 spec=$3
-[[ "$node" =~ ^n([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "$CL_NODES" ] ||
-  { echo "${0##*/}: no host $node (n1 to n$CL_NODES)" >&2; exit 2; }
-k=${BASH_REMATCH[1]}
+cluster_host "$1" "$node"
 ns=$(cl_netns "$k")
 host_dev=$(cl_host_veth "$k") node_dev=$(cl_node_veth "$k")
 

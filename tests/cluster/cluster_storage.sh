@@ -98,6 +98,7 @@ id=$(submit "$e8" DATASETS="$mnt/idx" MODELS=lenet5 EPOCHS=1 LOADING="cached fil
   --nodelist=n1,n2,n3,n4 "$src/jobscripts/e8_slurm.sh")
 if wait_job "$id" 600; then
   check "E8 over sshfs: job COMPLETED" test "$(job_state "$id")" = COMPLETED
+  [ "$(job_state "$id")" = COMPLETED ] || { echo "---- the job's output (tail)"; tail -n 40 "$e8"/slurm-*.out; }
   points=$("$build/hpcnn-summary" --format csv --columns exchange,storage,cache,status,file_reads,page_cache_resident,workers \
              "$e8/out" 2>/dev/null | tail -n +2)
   echo "E8 points (exchange,storage,cache,status,file_reads,page_cache_resident,workers):"; echo "$points" | sed 's/^/  /'

@@ -1,0 +1,211 @@
+// A whole cluster judged against itself: the link test's schedule (every pair once, each round
+// disjoint pairs), the link matrix's naming of a slow node and of a slow pair between good nodes,
+// and hpcnn-summary --population's judgement of per-node points (each node against the median
+// node, a node's best round) and of link tests, on files made here with known figures.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/pair_schedule.hpp"
+#include "results/link_matrix.hpp"
+#include "results/population.hpp"
+#include "results/record.hpp"
+#include "results/result_file.hpp"
+
+using namespace hpcnn;
+
+namespace {
+
+TEST(PairSchedule, EveryPairOnceInDisjointRounds) {
+  for (int n = 1; n <= 33; ++n) {
+    std::set<std::pair<int, int>> met;
+    ASSERT_EQ(pair_rounds(n), n < 2 ? 0 : (n % 2 ? n : n - 1)) << n;
+    for (int round = 0; round < pair_rounds(n); ++round) {
+      int idle = 0;
+      for (int r = 0; r < n; ++r) {
+        const int p = round_partner(n, round, r);
+        if (p < 0) {
+          ++idle;
+          continue;
+        }
+        ASSERT_NE(p, r) << "n " << n << " round " << round;
+        ASSERT_EQ(round_partner(n, round, p), r) << "n " << n << " round " << round << ": not a pair";
+        if (r < p) EXPECT_TRUE(met.insert({r, p}).second) << "n " << n << ": pair " << r << "-" << p << " twice";
+      }
+      EXPECT_EQ(idle, n % 2) << "n " << n << " round " << round << ": ranks left out";
+    }
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << n;
+  }
+  EXPECT_EQ(round_partner(4, 3, 0), -1);  // past the last round
+  EXPECT_EQ(round_partner(4, 0, 4), -1);  // no such rank
+}
+
+TEST(PairSchedule, SampledRoundsAreSpreadAndDistinct) {
+  EXPECT_EQ(sampled_rounds(7, 0), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(sampled_rounds(7, 9), sampled_rounds(7, 0));
+  EXPECT_EQ(sampled_rounds(255, 3), (std::vector<int>{0, 85, 170}));
+  const std::vector<int> s = sampled_rounds(63, 16);
+  EXPECT_EQ(std::set<int>(s.begin(), s.end()).size(), 16u);
+}
+
+// A P x P bandwidth matrix: every pair at `base`, then the changes.
+std::vector<double> matrix(std::size_t n, double base) {
+  std::vector<double> m(n * n, 0.0);
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b)
+      if (a != b) m[a * n + b] = base * (1 + 0.01 * static_cast<double>((a * 7 + b * 3) % 5));  // 0-4% spread
+  return m;
+}
+void set_pair(std::vector<double>& m, std::size_t n, std::size_t a, std::size_t b, double v) {
+  m[a * n + b] = m[b * n + a] = v;
+}
+std::vector<std::string> hosts(std::size_t n) {
+  std::vector<std::string> h;
+  for (std::size_t k = 1; k <= n; ++k) h.push_back("n" + std::to_string(k));
+  return h;
+}
+
+TEST(LinkMatrix, NamesTheNodeWhoseLinksAreSlow) {
+  const std::size_t n = 8;
+  std::vector<double> m = matrix(n, 1.0);
+  for (std::size_t b = 0; b < n; ++b)
+    if (b != 4) set_pair(m, n, 4, b, 0.5);  // n5's link at half rate
+  const LinkJudgement j = judge_links(m, n, hosts(n), 0.1);
+  ASSERT_EQ(j.nodes.size(), 1u);
+  EXPECT_EQ(j.nodes[0].rank, 4u);
+  EXPECT_EQ(j.nodes[0].slow_links, 7u);
+  EXPECT_NEAR(j.nodes[0].median_ratio, 0.5, 0.03);
+  EXPECT_TRUE(j.pairs.empty()) << "n5's slow pairs are told under n5";
+  EXPECT_EQ(j.all_slow.size(), 7u);
+  EXPECT_EQ(j.summary.pairs, 28u);
+}
+
+TEST(LinkMatrix, NamesASlowPairBetweenGoodNodes) {
+  const std::size_t n = 8;
+  std::vector<double> m = matrix(n, 2.0);
+  set_pair(m, n, 1, 6, 0.9);  // a cable between n2 and n7
+  const LinkJudgement j = judge_links(m, n, hosts(n), 0.1);
+  EXPECT_TRUE(j.nodes.empty());
+  ASSERT_EQ(j.pairs.size(), 1u);
+  EXPECT_EQ(j.pairs[0].a, 1u);
+  EXPECT_EQ(j.pairs[0].b, 6u);
+  EXPECT_EQ(j.summary.slowest, "n2-n7");
+}
+
+TEST(LinkMatrix, AnEvenClusterNamesNothing) {
+  const std::size_t n = 8;
+  const LinkJudgement j = judge_links(matrix(n, 1.0), n, hosts(n), 0.1);
+  EXPECT_TRUE(j.nodes.empty());
+  EXPECT_TRUE(j.all_slow.empty());
+}
+
+TEST(LinkMatrix, APairBelowTheThresholdButWithinTheSpreadIsNotNamed) {
+  // Pairs spread widely (a busy network): 85% of the median is within 3.5 robust deviations.
+  const std::size_t n = 6;
+  std::vector<double> m(n * n, 0.0);
+  double v = 0.6;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b, v += 0.06) set_pair(m, n, a, b, v);
+  const LinkJudgement j = judge_links(m, n, hosts(n), 0.1);
+  EXPECT_TRUE(j.all_slow.empty()) << j.all_slow.size() << " pairs named; MAD " << j.mad_gbs;
+}
+
+TEST(LinkMatrix, RankNamesWhereHostsHoldSeveralRanks) {
+  EXPECT_EQ(rank_names({"a", "b"}), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rank_names({"a", "a", "b"}), (std::vector<std::string>{"a/r0", "a/r1", "b"}));
+  EXPECT_EQ(pair_name({"a"}, 0, 3), "a-r3");
+}
+
+// A one-node suite's point run on `names` nodes at once: each node's iterations at its own pace.
+ResultRun node_run(const std::vector<std::string>& names, const std::vector<double>& iter_s, const std::string& session) {
+  ResultRun run;
+  run.path = "/x/" + session + std::to_string(names.size()) + names.front() + ".h5";
+  run.provenance.hosts = names;
+  run.provenance.session = session;
+  ResultPoint p;
+  p.record.set("suite", std::string("hpcnn-train"));
+  p.record.set("model", std::string("lenet5"));
+  p.record.set("batch", std::int64_t{32});
+  p.record.set("ranks", static_cast<std::int64_t>(names.size()));
+  p.record.set("status", std::string("ok"));
+  const std::size_t iters = 10;
+  std::vector<double> data;
+  for (double t : iter_s)
+    for (std::size_t k = 0; k < iters; ++k) data.push_back(k == 3 ? 2 * t : t);  // a stall on every node alike
+  p.arrays.push_back(make_array("iter_time_s", {names.size(), iters}, data));
+  run.points.push_back(p);
+  return run;
+}
+
+TEST(Population, NamesTheSlowNodeOfAPointRunInWaves) {
+  // Waves of 2 nodes, one file each; n3 takes 30% longer per iteration.
+  std::vector<ResultRun> runs = {node_run({"n1", "n2"}, {0.010, 0.0101}, "night"),
+                                 node_run({"n3", "n4"}, {0.013, 0.0100}, "night"),
+                                 node_run({"n5", "n6"}, {0.0099, 0.0102}, "night")};
+  const PopulationReport r = judge_population(runs, 0.1);
+  EXPECT_EQ(r.points, 1u);
+  ASSERT_EQ(r.flagged.size(), 1u);
+  EXPECT_EQ(r.flagged[0].rfind("n3: hpcnn-train lenet5 batch 32 0.77 of the nodes' median (6 nodes", 0), 0u) << r.flagged[0];
+}
+
+TEST(Population, ANodesBestRoundCounts) {
+  // Two rounds of one night: n3 was slow in one round only (interference that came and went).
+  std::vector<ResultRun> runs = {node_run({"n1", "n2", "n3", "n4"}, {0.010, 0.0101, 0.015, 0.0100}, "night"),
+                                 node_run({"n1", "n2", "n3", "n4"}, {0.0101, 0.010, 0.0101, 0.0102}, "night")};
+  const PopulationReport r = judge_population(runs, 0.1);
+  EXPECT_TRUE(r.flagged.empty()) << r.flagged.front();
+  EXPECT_EQ(r.passed.size(), 1u);
+}
+
+TEST(Population, TwoNodesAreNotJudged) {
+  const PopulationReport r = judge_population({node_run({"n1", "n2"}, {0.010, 0.020}, "night")}, 0.1);
+  EXPECT_EQ(r.points, 0u);
+  EXPECT_TRUE(r.flagged.empty());
+}
+
+TEST(Population, TwoNodesAreJudgedAgainstTheirReference) {
+  // The reference: 4 nodes of the class, 2 runs; tonight 2 nodes, one 30% slower.
+  const std::vector<ResultRun> reference = {node_run({"a1", "a2", "a3", "a4"}, {0.0100, 0.0101, 0.0099, 0.0100}, "ref-1"),
+                                            node_run({"a1", "a2", "a3", "a4"}, {0.0101, 0.0100, 0.0100, 0.0102}, "ref-2")};
+  const std::vector<ResultRun> tonight = {node_run({"n1", "n2"}, {0.0100, 0.013}, "night")};
+  EXPECT_EQ(judge_population(tonight, 0.1).points, 0u) << "two nodes alone are not judged";
+  const PopulationReport r = judge_population(tonight, 0.1, &reference);
+  EXPECT_EQ(r.points, 1u);
+  ASSERT_EQ(r.flagged.size(), 1u);
+  EXPECT_NE(r.flagged[0].find("n2: hpcnn-train lenet5 batch 32 0.77 of its reference"), std::string::npos) << r.flagged[0];
+}
+
+TEST(LinkMatrix, EveryPairSlowerThanTheReferenceIsTheNetworksChange) {
+  const std::size_t n = 6;
+  const Spread reference = spread_of(std::vector<double>(15, 1.0));
+  const LinkJudgement j = judge_links(matrix(n, 0.5), n, hosts(n), 0.1, &reference);
+  EXPECT_TRUE(j.nodes.empty()) << "no node is to blame when every pair slowed";
+  EXPECT_EQ(j.pairs.size(), 15u);
+  EXPECT_NEAR(j.pairs.front().reference_ratio, 0.5, 0.03);
+}
+
+TEST(Population, NamesTheNodeOfALinkTest) {
+  const std::size_t n = 8;
+  ResultRun run;
+  run.path = "/x/links.h5";
+  run.provenance.hosts = hosts(n);
+  ResultPoint p;
+  p.record.set("suite", std::string("hpcnn-allreduce"));
+  p.record.set("exchange", std::string("links"));
+  p.record.set("size_bytes", std::int64_t{4 << 20});
+  p.record.set("status", std::string("ok"));
+  std::vector<double> m = matrix(n, 1.0);
+  for (std::size_t b = 0; b < n; ++b)
+    if (b != 2) set_pair(m, n, 2, b, 0.46);
+  p.arrays.push_back(make_array("link_bw_gbs", {n, n}, m));
+  run.points.push_back(p);
+  const PopulationReport r = judge_population({run}, 0.1);
+  EXPECT_EQ(r.tests, 1u);
+  ASSERT_EQ(r.flagged.size(), 1u);
+  EXPECT_EQ(r.flagged[0].rfind("n3: 7 of its 7 links at 4 MiB below 90% of the median pair", 0), 0u) << r.flagged[0];
+}
+
+}  // namespace
