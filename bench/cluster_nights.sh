@@ -43,7 +43,9 @@ fault() {  # fault KIND on|off
 for ((n = 1; n <= NIGHTS; n++)); do
   for kind in $KINDS; do
     dir=$OUT/$kind-$n
-    [ -s "$dir/out/population.txt" ] && continue
+    # A night that ran its set is kept (steps.txt comes last); one cut short is run again from scratch.
+    [ -s "$dir/out/steps.txt" ] && continue
+    rm -rf "$dir"
     mkdir -p "$dir"
     fault "$kind" on || { echo "${0##*/}: cannot apply $kind" >&2; exit 1; }
     start=$SECONDS
