@@ -4,15 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
+
+#include "base/median.hpp"
 
 namespace hpcnn {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : median(std::move(v)); }
 
 namespace {
 

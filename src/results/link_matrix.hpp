@@ -31,7 +31,7 @@ LinkSummary summarize_links(const std::vector<double>& bw_gbs, const std::vector
 // kRobustScore robust deviations (1.4826 MAD) below it. The first is the practical size of a
 // change, the second that it stands out of the population's own spread.
 inline constexpr double kRobustScore = 3.5;
-double median_of(std::vector<double> values);  // 0 for none; the mean of the middle two for an even count
+double median_of(std::vector<double> values);  // base/median.hpp's median, but 0 for no values (a matrix with no measured pair)
 struct Spread {
   double median = 0, mad = 0;
   std::size_t count = 0;
