@@ -18,7 +18,9 @@
 # On several nodes (a Slurm allocation of N > 1 nodes, or a HOSTFILE of N > 1 hosts with mpirun) the
 # night measures every node and every link: the one-node steps (training, inference, SGEMM, noise)
 # run on every node at once, one rank per node (in waves of ACCEPT_NODE_WAVE nodes where hosts share
-# cores); the link test (hpcnn-allreduce --links) measures every pair of nodes in N-1 rounds; the
+# cores); the link test (hpcnn-allreduce --links) measures every pair of nodes in N-1 rounds, the
+# nodes' places in the schedule drawn anew each round of the set (--randomize, the seed from the
+# date and the round), so a pair's best figure is taken beside different pairs; the
 # allreduce and hpcnn-scale steps run across all N nodes, one rank per node. Besides the verdict
 # against the reference, hpcnn-summary --population judges the night against itself (each node
 # against the median node, each pair against the median pair) into population.txt: a node or link
@@ -36,7 +38,7 @@
 #                  whose hosts share cores sets cores / THREADS
 #   ACCEPT_LINK_SIZES  message sizes of the link test (default 8,4M: latency and a gradient bucket)
 #   ACCEPT_LINK_ROUNDS rounds of the link test (default 0: all N-1; a sample of K rounds, spread
-#                  evenly, sees every node but only the pairs of its rounds)
+#                  evenly, sees every node but only the pairs of its rounds, other pairs each night)
 #   ACCEPT_POPULATION_THRESHOLD  a node or pair below (1 - this) of the median is named (default 10%)
 #   ACCEPT_DATA    real-data set of the short training run (default fashion-mnist; none: skipped)
 #   ACCEPT_DATA_LIMIT  training and test images of that run (per-set defaults)
@@ -126,7 +128,8 @@ run_set() {
   for round in $(seq "$rounds"); do
     if [ "$NODES" -gt 1 ]; then
       # Every pair of nodes in N-1 rounds, then the allreduce across all nodes, one rank per node.
-      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" --rounds "$LINK_ROUNDS" "${common[@]}"
+      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" --rounds "$LINK_ROUNDS" \
+        --randomize --seed "$(date -u +%Y%m%d)$round" "${common[@]}"
       step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
     else
       # Allreduce: the job's schemes and sizes, the correctness check in every point (wrong = 0).

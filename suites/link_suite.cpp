@@ -31,7 +31,7 @@ namespace {
 const char* const kLinkProtocol =
     "protocol: every pair of ranks in P-1 rounds (P rounds for odd P) of P/2 disjoint pairs measured at once "
     "(the round-robin schedule of JSC's LinkTest); a pair exchanges its message both ways at once (MPI_Sendrecv); "
-    "an MPI_Barrier before each round; warm-up exchanges untimed; a pair's time is the larger of its two ranks' "
+    "an MPI_Barrier before each round; --randomize draws the ranks' places from --seed; warm-up exchanges untimed; a pair's time is the larger of its two ranks' "
     "median exchange times; bandwidth = size / time, each way";
 
 std::vector<OptionSpec> link_options() {
@@ -44,10 +44,15 @@ std::vector<OptionSpec> link_options() {
        "run N of the P-1 rounds, spread evenly over them (0: all). A sample sees only the pairs of its rounds: a "
        "slow link outside them goes unseen, a slow node is still seen (it is in every round)",
        {}, 0, 1e9},
+      {"randomize", OptType::Flag, false, "", "",
+       "place the ranks in the schedule in an order drawn from --seed instead of rank order: a test repeated with "
+       "other seeds measures every pair beside other pairs (and a --rounds sample sees other pairs)"},
   };
   std::vector<OptionSpec> timing = timing_options(), output = output_options();
   for (OptionSpec& t : timing)
-    if (t.name == "iters") {
+    if (t.name == "seed") {
+      t.help = "seed of the messages' bytes and, with --randomize, of the ranks' order in the schedule";
+    } else if (t.name == "iters") {
       t.default_value = "20";
       t.help = "timed exchanges of every pair in its round";
     } else if (t.name == "warmup") {
@@ -95,6 +100,7 @@ struct LinkPoint {
   std::uint64_t seed = 1;
   int warmup = 0, iters = 0, rounds = 0;
   double min_time = 0;
+  bool randomize = false;  // the ranks' places in the schedule drawn from the seed
 };
 
 // What one rank measured in one round: its partner (-1: it sat out) and its median exchange time.
@@ -105,13 +111,12 @@ struct RoundTime {
 
 // One round: the pairs exchange their messages; the rank's median exchange time. Collective over
 // MPI_COMM_WORLD (the count of timed exchanges is agreed by every rank). Counts wrong bytes.
-RoundTime time_round(const LinkPoint& lp, int round, std::vector<unsigned char>& send, std::vector<unsigned char>& recv,
-                     std::int64_t& wrong) {
-  int rank = 0, size = 1;
+RoundTime time_round(const LinkPoint& lp, const std::vector<int>& order, int round, std::vector<unsigned char>& send,
+                     std::vector<unsigned char>& recv, std::int64_t& wrong) {
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   RoundTime out;
-  out.partner = round_partner(size, round, rank);
+  out.partner = ordered_partner(order, round, rank);
   const int count = static_cast<int>(lp.bytes);
   auto exchange = [&]() {
     const auto t0 = std::chrono::steady_clock::now();
@@ -151,8 +156,9 @@ ResultPoint run_point(const LinkPoint& lp, std::int64_t& wrong_total) {
   const std::vector<int> rounds = sampled_rounds(pair_rounds(size), lp.rounds);
   std::vector<double> mine;  // per round: partner, median seconds
   std::int64_t wrong = 0;
+  const std::vector<int> order = schedule_order(size, lp.randomize ? lp.seed : 0);
   for (int round : rounds) {
-    const RoundTime t = time_round(lp, round, send, recv, wrong);
+    const RoundTime t = time_round(lp, order, round, send, recv, wrong);
     mine.push_back(t.partner);
     mine.push_back(t.median_s);
   }
@@ -200,6 +206,7 @@ ResultPoint run_point(const LinkPoint& lp, std::int64_t& wrong_total) {
   r.set("min_time_s", lp.min_time);
   r.set("seed", static_cast<std::int64_t>(lp.seed));
   r.set("link_rounds", static_cast<std::int64_t>(rounds.size()));
+  r.set("link_order", std::string(lp.randomize ? "seeded" : "ranks"));
   r.set("link_pairs", static_cast<std::int64_t>(s.pairs));
   r.set("link_time_median_us", s.time_median_us);
   r.set("link_bw_median_gbs", s.bw_median_gbs);
@@ -246,6 +253,7 @@ int run_link_suite(int argc, char** argv) {
     lp.iters = static_cast<int>(s.integer("iters"));
     lp.min_time = s.real("min-time");
     lp.rounds = static_cast<int>(s.integer("rounds"));
+    lp.randomize = o.flag("randomize");
     return run_point(lp, wrong_total);
   };
   const int status = run_suite(def, argc, argv);

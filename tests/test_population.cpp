@@ -33,7 +33,9 @@ TEST(PairSchedule, EveryPairOnceInDisjointRounds) {
         }
         ASSERT_NE(p, r) << "n " << n << " round " << round;
         ASSERT_EQ(round_partner(n, round, p), r) << "n " << n << " round " << round << ": not a pair";
-        if (r < p) EXPECT_TRUE(met.insert({r, p}).second) << "n " << n << ": pair " << r << "-" << p << " twice";
+        if (r < p) {
+          EXPECT_TRUE(met.insert({r, p}).second) << "n " << n << ": pair " << r << "-" << p << " twice";
+        }
       }
       EXPECT_EQ(idle, n % 2) << "n " << n << " round " << round << ": ranks left out";
     }
@@ -41,6 +43,35 @@ TEST(PairSchedule, EveryPairOnceInDisjointRounds) {
   }
   EXPECT_EQ(round_partner(4, 3, 0), -1);  // past the last round
   EXPECT_EQ(round_partner(4, 0, 4), -1);  // no such rank
+}
+
+TEST(PairSchedule, AnOrderFromASeedStillMeetsEveryPairOnce) {
+  EXPECT_EQ(schedule_order(5, 0), (std::vector<int>{0, 1, 2, 3, 4}));
+  for (int n : {2, 3, 8, 9, 64}) {
+    const std::vector<int> order = schedule_order(n, 42);
+    EXPECT_EQ(std::set<int>(order.begin(), order.end()).size(), static_cast<std::size_t>(n)) << n << ": not a permutation";
+    EXPECT_EQ(order, schedule_order(n, 42)) << n << ": the same seed gives another order";
+    std::set<std::pair<int, int>> met;
+    for (int round = 0; round < pair_rounds(n); ++round)
+      for (int r = 0; r < n; ++r) {
+        const int p = ordered_partner(order, round, r);
+        if (p < 0) continue;
+        ASSERT_EQ(ordered_partner(order, round, p), r) << "n " << n << " round " << round << ": not a pair";
+        if (r < p) {
+          EXPECT_TRUE(met.insert({r, p}).second) << "n " << n << ": pair " << r << "-" << p << " twice";
+        }
+      }
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n * (n - 1) / 2)) << n;
+  }
+  // Other seeds put a pair beside other pairs: the first round's pairs differ.
+  auto first_round = [](std::uint64_t seed) {
+    const std::vector<int> order = schedule_order(8, seed);
+    std::vector<int> partners;
+    for (int r = 0; r < 8; ++r) partners.push_back(ordered_partner(order, 0, r));
+    return partners;
+  };
+  EXPECT_NE(first_round(1), first_round(2));
+  EXPECT_NE(first_round(0), first_round(1));
 }
 
 TEST(PairSchedule, SampledRoundsAreSpreadAndDistinct) {

@@ -114,6 +114,7 @@ const std::vector<Field>& fields() {
       {"busbw_gbs",       F, "GB/s",     "%.3f",   "bus bandwidth: algbw_gbs * 2(ranks-1)/ranks", Figure, ""},
       {"wrong",           I, "",         "%lld",   "result elements that differ from the exact sum (must be 0)", Figure, ""},
       {"link_rounds",     I, "",         "%lld",   "hpcnn-allreduce --links: rounds of pairs run (all P-1, or the --rounds sample)", Setting, ""},
+      {"link_order",      S, "",         "%s",     "hpcnn-allreduce --links: how the ranks took the schedule's places: 'ranks' (rank order) or 'seeded' (a permutation drawn from the seed, --randomize)", Setting, ""},
       {"link_pairs",      I, "",         "%lld",   "hpcnn-allreduce --links: pairs of ranks measured", Figure, ""},
       {"link_time_median_us", F, "us",   "%.2f",   "hpcnn-allreduce --links: the median pair's exchange time (its two ranks' median, the slower)", Figure, ""},
       {"link_bw_median_gbs", F, "GB/s",  "%.3f",   "hpcnn-allreduce --links: the median pair's bandwidth, each way (size / exchange time)", Figure, ""},
