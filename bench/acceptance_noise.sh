@@ -10,10 +10,11 @@
 #   slicesP     the same share taken by stopping the night's processes (SIGSTOP) P% of every 20 ms
 #   hogP        a competing process per CPU with a duty cycle (a stray daemon, a co-scheduled job)
 #   membwP      a neighbour streaming through memory with a duty cycle (memory bandwidth taken)
-# and, from inside the processes or by placement:
-#   slowP       every timed iteration of SUITE P% longer (the fault hook HPCNN_TEST_SLOWDOWN)
+#   slowP       SUITE alone stopped P% of every 20 ms (bench/slow_bin.sh: slow_node.sh slices on
+#               that executable only), as a slower code path or a library without its fast kernel
+# and by placement:
 #   onecore     the whole night pinned to one core (taskset -c 0)
-# P is any percentage from 1 to 90 (quota25, hog10, ...). The multi-rank steps of a set share
+# P is any percentage from 1 to 90 (quota25, hog10, slow50, ...). The multi-rank steps of a set share
 # this machine's memory, not a network link: a loaded or shaped link is measured in the test
 # cluster (tests/cluster, docs/CLUSTER.md), not here.
 # Prints, per kind, the nights that failed (acceptance.sh exit 1), the failing verdicts per night,
@@ -86,7 +87,8 @@ night() {
   if [[ "$kind" =~ ^(quota|slices|hog|membw)([0-9]+)$ ]]; then
     prefix=(env SLOW_NODE_QUIET=1 "$here/slow_node.sh" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")
   elif [[ "$kind" =~ ^slow([0-9]+)$ ]]; then
-    env=(HPCNN_TEST_SLOWDOWN="$SUITE:${BASH_REMATCH[1]}%")
+    "$here/slow_bin.sh" "$OUT/$kind-bin" "$SUITE" slices "${BASH_REMATCH[1]}" || exit 2
+    env=(HPCNN_BIN="$OUT/$kind-bin")
   else
     case "$kind" in
       unchanged) ;;

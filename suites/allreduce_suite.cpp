@@ -19,7 +19,7 @@
 #include "base/fault_injection.hpp"
 #include "harness/main_wrapper.hpp"
 #include "suites/link_suite.hpp"
-#include "suites/model_suite.hpp"
+#include "suites/suite_options.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
@@ -205,7 +205,6 @@ std::vector<double> time_allreduce(const AllreducePoint& ap, const std::vector<f
       allreduce->run_out_of_place(send->data(), buffer->data(), ap.count);
     else
       allreduce->run(buffer->data(), ap.count);  // complete on return, on the device too
-    inject_slowdown(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     const auto t1 = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(t1 - t0).count();
     if (k >= ap.warmup) times.push_back(seconds);
@@ -322,25 +321,6 @@ ResultPoint run_point(const AllreducePoint& ap, MPI_Comm comm, std::int64_t& wro
 
 }  // namespace
 
-std::int64_t parse_bytes(const std::string& text) {
-  std::size_t used = 0;
-  long long value = -1;
-  try {
-    value = std::stoll(text, &used);
-  } catch (...) {
-    used = 0;
-  }
-  std::string suffix = text.substr(used);
-  std::int64_t scale = 1;
-  if (suffix == "" || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KiB") scale = 1ll << 10;
-  else if (suffix == "M" || suffix == "MiB") scale = 1ll << 20;
-  else if (suffix == "G" || suffix == "GiB") scale = 1ll << 30;
-  else used = 0;
-  if (used == 0 || value < 0 || value > (1ll << 40) / scale)
-    throw UsageError("--sizes: '" + text + "' is not a byte count (e.g. 4, 64K, 16M)");
-  return value * scale;
-}
 
 int run_allreduce_suite(int argc, char** argv) {
   for (int k = 1; k < argc; ++k)

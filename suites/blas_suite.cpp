@@ -23,12 +23,12 @@
 #include "engine/cpu_backend.hpp"
 #include "base/bf16.hpp"
 #include "base/errors.hpp"
-#include "base/fault_injection.hpp"
 #include "engine/models.hpp"
 #include "base/rng.hpp"
 #include "suites/compute_peak.hpp"
 #include "suites/node_noise.hpp"
 #include "suites/model_suite.hpp"
+#include "suites/suite_options.hpp"
 #include "harness/rank_series.hpp"
 #include "harness/single_op.hpp"
 #include "harness/stats.hpp"
@@ -312,7 +312,6 @@ ResultPoint gemm_point(const BlasPoint& bp, MPI_Comm comm, LibraryVersions& libr
   for (int i = 0; i < count; ++i) {
     const auto t0 = Clock::now();
     call();
-    inject_slowdown(since(t0));
     calls.push_back(since(t0));
     if (i != decide_at) continue;
     const double per_call = since(start) / (i + 1);

@@ -20,9 +20,8 @@
 #include "harness/stats.hpp"
 #include "harness/suite_runner.hpp"
 #include "harness/timed_count.hpp"
-#include "results/link_matrix.hpp"
-#include "suites/allreduce_suite.hpp"
-#include "suites/model_point.hpp"
+#include "analysis/link_matrix.hpp"
+#include "suites/suite_options.hpp"
 
 namespace hpcnn {
 

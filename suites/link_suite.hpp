@@ -1,6 +1,6 @@
 // hpcnn-allreduce --links: the link test of an allocation. Every pair of ranks (one rank per
 // node) exchanges a message both ways, in the rounds of collectives/pair_schedule.hpp, giving the
-// latency and bandwidth of every pair (results/link_matrix.hpp judges them).
+// latency and bandwidth of every pair (analysis/link_matrix.hpp judges them).
 #pragma once
 
 namespace hpcnn {

@@ -67,17 +67,6 @@ std::vector<OptionSpec> model_options(Mode mode) {
   return specs;
 }
 
-std::vector<OptionSpec> timing_options() {
-  return {
-      {"iters", OptType::Int, false, "100", "N", "timed iterations per point", {}, 1, 1e9},
-      {"warmup", OptType::Int, false, "10", "N", "untimed warm-up iterations per point", {}, 0, 1e9},
-      {"min-time", OptType::Float, false, "0", "S",
-       "time every point for at least S seconds: more timed iterations than --iters where they add up to less, at "
-       "most 100000 (the count that ran is the point's iters; 0: exactly --iters)",
-       {}, 0, 86400},
-      {"seed", OptType::Int, false, "1", "N", "seed of initialization and synthetic data", {}, 0, 9.0e18},
-  };
-}
 
 void print_model_list() {
   std::printf("models (parameters for 3x32x32 input, or the native size, and 10 classes):\n");

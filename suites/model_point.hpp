@@ -21,14 +21,13 @@
 #include "harness/sweep.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
+#include "suites/suite_options.hpp"
 
 namespace hpcnn {
 
 // model, backend, dataset, batch, threads, image-size, act, precision, cudnn-benchmark, layout,
 // fusion; with Train also optimizer, lr, momentum, weight-decay.
 std::vector<OptionSpec> model_options(Mode mode);
-// iters, warmup, seed.
-std::vector<OptionSpec> timing_options();
 
 // Unknown model or backend names, a --threads above what a --backend accepts (BackendInfo's
 // max_threads) and GPU-only settings with a CPU backend -> UsageError, before any work.

@@ -22,15 +22,6 @@
 
 namespace hpcnn {
 
-std::vector<OptionSpec> measurement_options() {
-  return {
-      {"repeat", OptType::Int, false, "1", "N",
-       "run each point N times (fresh network each time) and store the spread of images/s", {}, 1, 1000},
-      {"profile", OptType::Choice, false, "none", "WHAT",
-       "ops: after the timed run, one more pass that times every operator (the figures above stay unprofiled)",
-       "none|ops"},
-  };
-}
 
 std::vector<OptionSpec> model_suite_options(Mode mode) {
   std::vector<OptionSpec> specs = model_options(mode);

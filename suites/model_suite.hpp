@@ -23,8 +23,6 @@ struct ModelSuite {
 // Collective over MPI_COMM_WORLD; call inside suite_main(). Returns the exit status.
 int run_model_suite(const ModelSuite& suite, int argc, char** argv);
 
-// repeat, profile (hpcnn-train/-infer; docs/RESULTS.md describes what they store).
-std::vector<OptionSpec> measurement_options();
 // The whole table of hpcnn-train / hpcnn-infer.
 std::vector<OptionSpec> model_suite_options(Mode mode);
 

@@ -34,7 +34,7 @@
 #include "results/result_file.hpp"
 #include "simulate/analytic.hpp"
 #include "simulate/platform.hpp"
-#include "suites/allreduce_suite.hpp"
+#include "suites/suite_options.hpp"
 
 namespace hpcnn {
 

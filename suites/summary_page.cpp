@@ -9,9 +9,9 @@
 #include <map>
 
 #include "base/errors.hpp"
-#include "results/html_page.hpp"
-#include "results/link_matrix.hpp"
-#include "results/report.hpp"
+#include "analysis/html_page.hpp"
+#include "analysis/link_matrix.hpp"
+#include "analysis/report.hpp"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

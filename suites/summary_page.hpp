@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "results/population.hpp"
+#include "analysis/population.hpp"
 #include "results/record.hpp"
-#include "results/reference_runs.hpp"
+#include "analysis/reference_runs.hpp"
 #include "results/result_file.hpp"
-#include "results/table_presets.hpp"
-#include "results/trend.hpp"
-#include "results/verdict.hpp"
+#include "analysis/table_presets.hpp"
+#include "analysis/trend.hpp"
+#include "analysis/verdict.hpp"
 
 namespace hpcnn {
 

@@ -8,7 +8,7 @@
 #  - 3 nights with a slowdown injected: three quarters of the machine's CPU taken away from outside
 #    the processes in 20 ms slices (bench/slow_node.sh quota 75: a CFS quota, as a cgroup limit
 #    does; where no cgroup can be made, the processes stopped for 75% of every 20 ms instead), SGEMM
-#    3x slower (HPCNN_TEST_SLOWDOWN), and the whole night pinned to one core (training's two
+#    3x slower (hpcnn-blas alone stopped for 2/3 of every 20 ms, bench/slow_bin.sh), and the whole night pinned to one core (training's two
 #    threads share it): each must fail, with the slowed suite's points among its REGRESSION
 #    verdicts, and the quota night's training verdict naming the stalls whenever they took more of
 #    the time in every round than in any reference round. (4x and 3x: a six-run reference blessed
@@ -86,7 +86,8 @@ else
   echo "ok:   night quota-train: stalls not beyond the reference's, and not named"
 fi
 night unchanged-2 pass -
-night slow-blas fail hpcnn-blas HPCNN_TEST_SLOWDOWN=hpcnn-blas:200%
+"$HPCNN_SRCDIR/bench/slow_bin.sh" "$out/slow-blas-bin" hpcnn-blas slices 67 || { echo "FAIL: bench/slow_bin.sh"; fail=1; }
+night slow-blas fail hpcnn-blas HPCNN_BIN="$out/slow-blas-bin"
 night unchanged-3 pass -
 night one-core fail hpcnn-train -- taskset -c 0
 night unchanged-4 pass -

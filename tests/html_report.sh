@@ -2,7 +2,7 @@
 # hpcnn-summary --html as a person sees it, in a real browser: Debian's chromium, headless, in a
 # network namespace of its own (nothing could leave the machine), with its network log kept:
 #  - a reference of 5 runs (hpcnn-train and hpcnn-infer, LeNet-5) and a run whose training is 2x
-#    slower (HPCNN_TEST_SLOWDOWN): the page's verdict table shows the training point first, as a
+#    slower (stopped half of every 20 ms from outside, bench/slow_node.sh slices 50): the page's verdict table shows the training point first, as a
 #    failing row, and the settings both points share once above it;
 #  - the page loads with no console message (the page logs nothing; an error or a refused fetch
 #    would show there), and the browser asked for nothing but the page itself;
@@ -27,7 +27,7 @@ for k in 1 2 3 4 5; do
     HPCNN_SESSION=ref-$k run ./$exe "${point[@]}" --output "$out/ref"
   done
 done
-HPCNN_SESSION=now HPCNN_TEST_SLOWDOWN=hpcnn-train:100% run ./hpcnn-train "${point[@]}" --output "$out/now"
+HPCNN_SESSION=now SLOW_NODE_QUIET=1 run "$HPCNN_SRCDIR/bench/slow_node.sh" slices 50 ./hpcnn-train "${point[@]}" --output "$out/now"
 HPCNN_SESSION=now run ./hpcnn-infer "${point[@]}" --output "$out/now"
 run ./hpcnn-train "${point[@]}" --profile ops --output "$out/ops"
 for np in 1 2; do

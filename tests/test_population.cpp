@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectives/pair_schedule.hpp"
-#include "results/link_matrix.hpp"
-#include "results/population.hpp"
+#include "analysis/link_matrix.hpp"
+#include "analysis/population.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 

@@ -11,11 +11,11 @@
 #include <string>
 
 #include "base/errors.hpp"
-#include "results/report.hpp"
+#include "analysis/report.hpp"
 #include "results/result_file.hpp"
 #include "results/table.hpp"
-#include "results/table_presets.hpp"
-#include "results/verdict.hpp"
+#include "analysis/table_presets.hpp"
+#include "analysis/verdict.hpp"
 
 namespace fs = std::filesystem;
 using namespace hpcnn;

@@ -1,5 +1,5 @@
-// The statistics of acceptance verdicts (results/significance.hpp) and of references made of
-// several runs (results/reference_runs.hpp): the t distribution against tabled values, Holm's
+// The statistics of acceptance verdicts (analysis/significance.hpp) and of references made of
+// several runs (analysis/reference_runs.hpp): the t distribution against tabled values, Holm's
 // adjustment, the run-level test, its false-alarm and detection rates on simulated nights, the
 // verdicts of --compare with several runs (REGRESSION, UNSTABLE, ok), and the checks that refuse
 // a reference mixing builds or machines or lacking runs.
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/errors.hpp"
-#include "results/reference_runs.hpp"
-#include "results/significance.hpp"
-#include "results/verdict.hpp"
+#include "analysis/reference_runs.hpp"
+#include "analysis/significance.hpp"
+#include "analysis/verdict.hpp"
 
 using namespace hpcnn;
 

@@ -1,4 +1,4 @@
-// History and trends (hpcnn-summary --trend N, src/results/trend.cpp): the robust
+// History and trends (hpcnn-summary --trend N, src/analysis/trend.cpp): the robust
 // statistics on known values; the detector's rates on many synthetic histories with noise of this
 // machine's size (an injected step and a slow drift caught, pure noise quiet); and end to end a
 // synthetic history of result files written by the project's writer, in which --trend flags
@@ -17,10 +17,10 @@
 #include <string>
 
 #include "base/errors.hpp"
-#include "results/report.hpp"
+#include "analysis/report.hpp"
 #include "results/result_file.hpp"
 #include "base/median.hpp"
-#include "results/trend.hpp"
+#include "analysis/trend.hpp"
 
 namespace fs = std::filesystem;
 using namespace hpcnn;

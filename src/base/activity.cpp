@@ -21,6 +21,7 @@ struct Board {
   std::atomic<const char*> phase{""};
   std::atomic<std::uint64_t> phases{0};
   std::atomic<long> iteration{-1};
+  std::atomic<PhaseObserver> observer{nullptr};
 };
 
 // A namespace-scope object, not a function-local static: no guard check on every mark.
@@ -56,7 +57,10 @@ void set_phase(const char* phase, long iteration) {
   b.phase.store(phase, std::memory_order_relaxed);
   b.iteration.store(iteration, std::memory_order_relaxed);
   b.phases.store(b.phases.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (const PhaseObserver observer = b.observer.load(std::memory_order_relaxed)) observer(phase, iteration);
 }
+
+void observe_phases(PhaseObserver observer) { board().observer.store(observer, std::memory_order_relaxed); }
 
 Snapshot snapshot() {
   Board& b = board();

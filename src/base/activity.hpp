@@ -35,6 +35,13 @@ class WaitScope {
 // The phase of the training loop ("load", "forward", ...) and the iteration (-1: none).
 void set_phase(const char* phase, long iteration = -1);
 
+// A function told of every phase as it begins, on the marking thread (nullptr: none, the rule
+// outside the tests). The tests' fault injection is one (base/fault_injection.hpp,
+// arm_phase_faults): it stops or kills a rank at a chosen phase of a chosen iteration with no
+// code of its own in the training loop.
+using PhaseObserver = void (*)(const char* phase, long iteration);
+void observe_phases(PhaseObserver observer);
+
 struct Snapshot {
   bool waiting = false;
   std::uint64_t wait_number = 0;  // counts outermost waits: a new wait has a new number

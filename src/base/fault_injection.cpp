@@ -1,9 +1,9 @@
 #include "base/fault_injection.hpp"
 
-#include <errno.h>  // program_invocation_short_name
+#include "base/activity.hpp"
+
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -56,34 +56,7 @@ int launcher_rank() {
   return 0;
 }
 
-// HPCNN_TEST_SLOWDOWN's fraction when it names this executable, else 0.
-double parse_slowdown() {
-  const char* spec = std::getenv("HPCNN_TEST_SLOWDOWN");
-  if (!spec || !*spec) return 0;
-  const char* colon = std::strrchr(spec, ':');
-  char* end = nullptr;
-  double fraction = colon ? std::strtod(colon + 1, &end) : -1;
-  if (end && *end == '%') fraction /= 100, ++end;
-  if (!colon || !end || *end != '\0' || !(fraction >= 0) || fraction > 100) {
-    std::fprintf(stderr, "HPCNN_TEST_SLOWDOWN='%s': want PROGRAM:FRACTION (hpcnn-train:25%%)\n", spec);
-    std::abort();  // a test that asks for a slowdown it does not get must not pass
-  }
-  return std::string(spec, colon) == program_invocation_short_name ? fraction : 0;
-}
-
 }  // namespace
-
-double inject_slowdown(double iteration_seconds) {
-  static const double fraction = parse_slowdown();
-  if (fraction <= 0 || !(iteration_seconds > 0)) return 0;
-  // Busy: a sleep would overshoot by the timer slack (tens of microseconds), more than a small
-  // allreduce takes.
-  const double extra = fraction * iteration_seconds;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(extra);
-  while (std::chrono::steady_clock::now() < end) {
-  }
-  return extra;
-}
 
 void inject_kill_after(const char* events, long count) {
   const char* spec = std::getenv((std::string("HPCNN_TEST_KILL_AFTER_") + events).c_str());
@@ -108,8 +81,31 @@ long injected_corruption(const char* what) {
   return spec ? std::strtol(spec, nullptr, 10) : -1;
 }
 
-void inject_fault(const char* place, long iteration) {
+namespace {
+
+const Fault& the_fault() {
   static const Fault fault = parse_fault();
+  return fault;
+}
+
+// The places reached through phases: a training step's, by the phase that begins them; a result
+// file's commit, counted here (the Nth file this process writes).
+void on_phase(const char* phase, long iteration) {
+  static long commits = 0;
+  if (std::strcmp(phase, "load") == 0) inject_fault("iteration", iteration);
+  else if (std::strcmp(phase, "exchange wait") == 0) inject_fault("exchange", iteration);
+  else if (std::strcmp(phase, "writing a result file") == 0) inject_fault("commit", ++commits);
+}
+
+}  // namespace
+
+void arm_phase_faults() {
+  const Fault& fault = the_fault();
+  if (fault.armed && fault.place != "setup") activity::observe_phases(&on_phase);
+}
+
+void inject_fault(const char* place, long iteration) {
+  const Fault& fault = the_fault();
   if (!fault.armed || fault.place != place) return;
   if (fault.place != "setup" && fault.iteration != iteration) return;
   if (launcher_rank() != fault.rank) return;

@@ -4,9 +4,11 @@
 //   HPCNN_TEST_FAULT=SIGNAL,PLACE,ITERATION,RANK
 //     SIGNAL     kill (SIGKILL), stop (SIGSTOP: the test continues or kills the process), segv,
 //                term (SIGTERM), usr1 (SIGUSR1): a time limit or preemption at a known step
-//     PLACE      setup (a point's start), iteration (a training step's start), exchange (the
-//                gradient exchange's wait), commit (a result file written, its temporary file
-//                half-written: rank 0)
+//     PLACE      setup (a point's start), iteration (a training step's start: its phase
+//                "load"), exchange (the gradient exchange's wait: its phase "exchange wait"),
+//                commit (a result file written, its temporary file half-written: rank 0; the
+//                writer's phase "writing a result file"). These three are reached through the
+//                phases the code marks (base/activity.hpp), not by calls of their own
 //     ITERATION  the training step (from 1, warm-up included) for iteration and exchange; for
 //                commit, the process's Nth result-file commit (a run's journal commits a file per
 //                point, then the run its result file); ignored for setup
@@ -28,20 +30,16 @@
 //   HPCNN_TEST_CORRUPT_SEND=I            rank (the send buffer's, --placement out), so the element
 //                                        checks can be seen to fail
 //
-// A slowdown, so that the acceptance tests can measure how large a change a verdict catches
-// (tests/acceptance_noise.sh, bench/acceptance_noise.sh):
-//
-//   HPCNN_TEST_SLOWDOWN=PROGRAM:FRACTION      e.g. hpcnn-train:25% or hpcnn-blas:0.1
-//     every iteration (training step, allreduce call, GEMM call) of the executable named PROGRAM
-//     takes FRACTION longer: at its end it busy-waits FRACTION times its own time so far, inside
-//     its clock (the last phase of a training step), on every rank.
+// A slowdown is never injected into a process: the acceptance tests slow a command from outside
+// (bench/slow_node.sh, bench/slow_bin.sh), as nodes really get slow, so that no timed region holds
+// a test's code.
 #pragma once
 
 #include <string>
 
 namespace hpcnn {
 
-// Every HPCNN_TEST_* variable set in this process ("HPCNN_TEST_SLOWDOWN=hpcnn-blas:200%", several
+// Every HPCNN_TEST_* variable set in this process ("HPCNN_TEST_EXIT_AT=1:5", several
 // separated by "; "), empty when none: a result file records it (provenance fault_injection), so
 // that no injected fault changes a figure without a trace.
 std::string active_fault_injections();
@@ -49,9 +47,10 @@ std::string active_fault_injections();
 // Sends the signal to this process when HPCNN_TEST_FAULT names this place, iteration and rank.
 void inject_fault(const char* place, long iteration = 0);
 
-// HPCNN_TEST_SLOWDOWN: busy-waits FRACTION * iteration_seconds when it names this executable;
-// returns the seconds added (0 when unset).
-double inject_slowdown(double iteration_seconds);
+// When HPCNN_TEST_FAULT names a place reached through a phase (iteration, exchange, commit), has
+// activity tell it of every phase (activity::observe_phases), which injects the fault at that phase's
+// start; does nothing otherwise. Called once at a program's start (harness/main_wrapper.cpp).
+void arm_phase_faults();
 
 // HPCNN_TEST_KILL_AFTER_<EVENTS> (EVENTS: POINTS or CHECKPOINTS): SIGKILL when `count` events
 // have happened and the variable names that count.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/errors.hpp"
+#include "base/fault_injection.hpp"
 #include "harness/signals.hpp"
 #include "results/record.hpp"
 
@@ -46,6 +47,7 @@ void init_mpi(int& argc, char**& argv, const char* program) {
 int suite_main(int argc, char** argv, const char* program, const std::function<int(int, char**)>& body) {
   init_mpi(argc, argv, program);
   install_stop_handlers();  // after MPI_Init_thread, which may install handlers of its own
+  arm_phase_faults();       // the tests' faults at a training step's phases (nothing outside them)
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;

@@ -36,7 +36,7 @@ struct SuiteDef {
   std::string table_preamble;              // lines printed above the live table ("# ...\n"), e.g. how it was timed
   std::function<void()> print_list;        // --list (rank 0 only)
   std::function<void(const Options&)> validate;  // throws UsageError; runs before any work
-  // The hpcnn-summary table that shows this run's points (results/table_presets.cpp), recorded in
+  // The hpcnn-summary table that shows this run's points (analysis/table_presets.cpp), recorded in
   // the result file's provenance; unset: none (hpcnn-summary shows the throughput table).
   std::function<std::string(const Options&)> default_table;
   // Runs one point. Collective over comm; the returned point is used on rank 0 only. Adds the

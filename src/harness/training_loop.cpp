@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/activity.hpp"
-#include "base/fault_injection.hpp"
 #include "harness/signals.hpp"
 
 namespace hpcnn {
@@ -49,7 +48,6 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
   r.local.images = batch.size;
   const long k = iterations_ + 1;  // as divergence reasons count: warm-up included, from 1
   activity::set_phase("load", k);
-  inject_fault("iteration", k);
   const auto t0 = Clock::now();
   if (batch.size > 0) net.set_input(batch.images, batch.labels);
   backend_.synchronize();
@@ -60,7 +58,6 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     r.local.correct = net.correct();
   }
   backend_.synchronize();
-  if (!train) inject_slowdown(seconds_between(t0, Clock::now()));
   const auto t2 = Clock::now();
   auto t3 = t2, t4 = t2, t5 = t2;
   r.judged_loss = r.local.loss;
@@ -75,7 +72,6 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     t3 = Clock::now();
     {
       activity::set_phase("exchange wait", k);
-      inject_fault("exchange", k);
       const activity::WaitScope waiting("gradient exchange");
       r.judged_loss = sync_->wait(net, r.local);
     }
@@ -85,7 +81,6 @@ StepResult TrainingLoop::step(Network& net, const BatchView& batch, Network* own
     // Diverged and stopping: the update would only spread the NaN into the weights.
     if (!(r.diverged && settings_.stop_on_divergence)) sync_->update((owner ? *owner : net).params(), net);
     backend_.synchronize();
-    inject_slowdown(seconds_between(t0, Clock::now()));
     t5 = Clock::now();
   }
   ++iterations_;

@@ -143,7 +143,7 @@ void write_all(int fd, const std::string& bytes) {
   // Die with the parent, so a killed summary leaves no reader behind.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(4);
-  const rlim_t cpu = static_cast<rlim_t>(std::ceil(limits.seconds)) + 1;
+  const rlim_t cpu = static_cast<rlim_t>(std::ceil(limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.seconds)) + 1;
   const rlimit cpu_limit{cpu, cpu + 1};
   setrlimit(RLIMIT_CPU, &cpu_limit);
   if (const std::size_t now = address_space_bytes(); now > 0) {
@@ -211,7 +211,8 @@ IsolationLimits reader_limits(std::size_t file_bytes) {
   IsolationLimits limits;
   // What a good file of this size needs, with room for a busy machine: a small file parses in
   // milliseconds, a large one at well over 10 MB/s. A hang is stopped as soon as that is past.
-  limits.seconds = 5 + static_cast<double>(file_bytes) / 10e6;
+  limits.cpu_seconds = 5 + static_cast<double>(file_bytes) / 10e6;
+  limits.seconds = 12 * limits.cpu_seconds;
   limits.memory_bytes = (std::size_t{2} << 30) + 16 * file_bytes;
   return limits;
 }
@@ -255,7 +256,10 @@ std::string run_isolated(const std::function<std::string()>& work, const Isolati
     throw RuntimeError(label + ": the reader did not finish within " + limit + " and was stopped (a damaged or hostile file)");
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (sig == SIGXCPU) throw RuntimeError(label + ": the reader used more than " + limit + " of CPU time and was stopped (a damaged or hostile file)");
+    if (sig == SIGXCPU)
+      throw RuntimeError(label + ": the reader used more than " +
+                         seconds_text(limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.seconds) +
+                         " s of CPU time and was stopped (a damaged or hostile file)");
     if (sig == SIGKILL)
       throw RuntimeError(label + ": the reader was killed (" + signal_text(sig) + "; out of memory?)");
     throw RuntimeError(label + ": the reader crashed (" + signal_text(sig) + "): a damaged or hostile file");

@@ -20,13 +20,16 @@
 namespace hpcnn {
 
 struct IsolationLimits {
-  double seconds = 60;  // wall-clock time of the child (its CPU time is capped too)
+  double seconds = 60;  // wall-clock time of the child
+  double cpu_seconds = 0;  // CPU time of the child (0: as `seconds`)
   std::size_t memory_bytes = std::size_t{2} << 30;  // how far the child's address space may grow
 };
 
-// Limits for a file of this size: what a good file needs with room to spare (5 s, and a second
-// per 10 MB: a good file parses far faster), and at most 8 doubles per stored byte of memory
-// (arrays are checked against the file's size before they are allocated).
+// Limits for a file of this size: what a good file needs with room to spare (5 s of CPU, and a
+// second per 10 MB: a good file parses far faster), so a reader that spins is stopped at once; a
+// wall-clock limit of 12 times that, so a reader on a machine busy with other work is not taken
+// for a hung one; at most 8 doubles per stored byte of memory (arrays are checked against the
+// file's size before they are allocated).
 IsolationLimits reader_limits(std::size_t file_bytes);
 
 // Runs work() in a child process under the limits and returns the bytes it returned. Throws

@@ -36,7 +36,7 @@ struct Provenance {
   // The session the run belongs to (HPCNN_SESSION: an acceptance night, a blessed run): the result
   // files of one session are rounds of one run for hpcnn-summary --compare and --trend. Optional.
   std::string session;
-  // The hpcnn-summary table that shows this run's points (results/table_presets.cpp), as the suite
+  // The hpcnn-summary table that shows this run's points (analysis/table_presets.cpp), as the suite
   // declared it. Optional: files written before it get their suite's usual table.
   std::string default_table;
   // The test-only fault injections active in the run (base/fault_injection.hpp), "" when none.

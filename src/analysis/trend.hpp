@@ -12,7 +12,7 @@
 
 #include "results/record.hpp"
 #include "results/table.hpp"
-#include "results/verdict.hpp"
+#include "analysis/verdict.hpp"
 
 namespace hpcnn {
 

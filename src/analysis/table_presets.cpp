@@ -1,8 +1,8 @@
 // The presets of hpcnn-summary --table. One entry per table; keep the list short and each entry
 // one line where possible (several engineers add tables here: append, don't reorder).
-#include "results/table_presets.hpp"
+#include "analysis/table_presets.hpp"
 
-#include "results/link_matrix.hpp"
+#include "analysis/link_matrix.hpp"
 
 #include <string>
 #include <variant>

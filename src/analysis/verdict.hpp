@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "results/record.hpp"
-#include "results/significance.hpp"
+#include "analysis/significance.hpp"
 
 namespace hpcnn {
 

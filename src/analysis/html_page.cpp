@@ -1,4 +1,4 @@
-#include "results/html_page.hpp"
+#include "analysis/html_page.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -15,7 +15,7 @@
 
 #include "results/record.hpp"
 #include "results/result_file.hpp"
-#include "results/verdict.hpp"
+#include "analysis/verdict.hpp"
 
 namespace hpcnn {
 

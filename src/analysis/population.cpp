@@ -1,4 +1,4 @@
-#include "results/population.hpp"
+#include "analysis/population.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <tuple>
 
-#include "results/html_page.hpp"
-#include "results/link_matrix.hpp"
+#include "analysis/html_page.hpp"
+#include "analysis/link_matrix.hpp"
 
 namespace hpcnn {
 

@@ -1,4 +1,4 @@
-#include "results/plots.hpp"
+#include "analysis/plots.hpp"
 
 #include <algorithm>
 #include <cstdlib>

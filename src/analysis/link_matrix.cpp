@@ -1,4 +1,4 @@
-#include "results/link_matrix.hpp"
+#include "analysis/link_matrix.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "results/report.hpp"
+#include "analysis/report.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,10 +17,10 @@
 #include <sstream>
 
 #include "base/errors.hpp"
-#include "results/plots.hpp"
+#include "analysis/plots.hpp"
 #include "results/table.hpp"
-#include "results/table_presets.hpp"
-#include "results/trend.hpp"
+#include "analysis/table_presets.hpp"
+#include "analysis/trend.hpp"
 
 namespace hpcnn {
 

@@ -1,4 +1,4 @@
-#include "results/trend.hpp"
+#include "analysis/trend.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <map>
 
 #include "base/median.hpp"
-#include "results/report.hpp"
+#include "analysis/report.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {

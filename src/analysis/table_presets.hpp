@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "results/plots.hpp"
+#include "analysis/plots.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 
@@ -22,7 +22,7 @@ struct TablePreset {
   const char* columns;  // default columns, "a,b,c" (fields.cpp names); --columns overrides
   const char* help;     // one line for --help
   RowExpander rows;     // nullptr: one row per point, the point's record as it is
-  PlotWriter plot;      // --plot of this table (results/plots.hpp); nullptr: the table has none
+  PlotWriter plot;      // --plot of this table (analysis/plots.hpp); nullptr: the table has none
 };
 
 const std::vector<TablePreset>& table_presets();  // in --help order; the first is the default

@@ -1,5 +1,5 @@
 // The plots of hpcnn-summary's tables (--plot): each table that has a plot names its writer in
-// its preset (results/table_presets.cpp), and the writer adds the plot's gnuplot commands, data
+// its preset (analysis/table_presets.cpp), and the writer adds the plot's gnuplot commands, data
 // inline, to a script whose terminal and output file are already set. No MPI, no HDF5.
 #pragma once
 

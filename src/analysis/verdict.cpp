@@ -1,4 +1,4 @@
-#include "results/verdict.hpp"
+#include "analysis/verdict.hpp"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 #include "base/durable_file.hpp"
 #include "base/median.hpp"
 #include "base/errors.hpp"
-#include "results/html_page.hpp"
-#include "results/report.hpp"
+#include "analysis/html_page.hpp"
+#include "analysis/report.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {

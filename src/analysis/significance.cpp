@@ -1,4 +1,4 @@
-#include "results/significance.hpp"
+#include "analysis/significance.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "results/reference_runs.hpp"
+#include "analysis/reference_runs.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 
 #include "base/errors.hpp"
 #include "base/median.hpp"
-#include "results/report.hpp"
-#include "results/significance.hpp"
+#include "analysis/report.hpp"
+#include "analysis/significance.hpp"
 #include "results/table.hpp"
 
 namespace hpcnn {
