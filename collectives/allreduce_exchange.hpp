@@ -11,7 +11,8 @@
 
 namespace hpcnn {
 
+// `cost` and `simulated`: see ExchangeInfo (a scheme the simulator does not run needs neither).
 ExchangeInfo allreduce_scheme(const char* name, const char* description, std::unique_ptr<Allreduce> (*make)(MPI_Comm),
-                              BufferAccess access);
+                              BufferAccess access, BucketCost cost = nullptr, bool simulated = false);
 
 }  // namespace hpcnn

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/cost_model.hpp"
 #include "engine/backend.hpp"
 #include "engine/buckets.hpp"
 #include "engine/optimizer.hpp"
@@ -114,11 +115,16 @@ class Exchange {
   int worker_count_ = 0;
 };
 
+// A scheme's registry entry: everything the suites, the simulator and the help texts know of it.
 struct ExchangeInfo {
   std::string name;
   std::string description;
   bool parameter_server = false;
   BufferAccess access = BufferAccess::Host;
+  BucketCost bucket_seconds = nullptr;  // its cost model (nullptr: none)
+  // hpcnn-simulate runs its code in the SMPI rank program (simulate/Makefile.inc builds that from
+  // EXCHANGE_SCHEME_SOURCES, collectives/Makefile.inc); a scheme simulated has a cost model.
+  bool simulated = false;
   // Allreduce schemes only (hpcnn-allreduce and the allreduce exchange): collective over comm.
   std::function<std::unique_ptr<Allreduce>(MPI_Comm)> make_allreduce;
   std::function<std::unique_ptr<Exchange>(const ExchangeSetup&)> make_exchange;
@@ -126,6 +132,8 @@ struct ExchangeInfo {
 
 // Every scheme of this build, in registration order (registers the built-in ones on first use).
 const std::vector<ExchangeInfo>& exchanges();
+// The names of the schemes hpcnn-simulate runs, "mpi, ring, ..." in registration order.
+std::string simulated_exchange_names();
 // Throws SettingError("exchange", "", "unknown scheme 'X' (available: ...)").
 const ExchangeInfo& find_exchange(const std::string& name);
 
@@ -139,5 +147,8 @@ std::unique_ptr<Exchange> make_allreduce_exchange(const ExchangeSetup& setup,
                                                   const std::function<std::unique_ptr<Allreduce>(MPI_Comm)>& make);
 // ps-sync and ps-async (parameter_server.cpp).
 std::unique_ptr<Exchange> make_parameter_server(const ExchangeSetup& setup, bool asynchronous);
+// Each of S servers takes a 1/S shard from W workers and sends it back: its link carries W n/S each
+// way, so 2 W n/S beta + 2 alpha + (W - 1) n/S gamma (the server's bound).
+double parameter_server_bucket_seconds(int workers, int servers, double bytes, const LinkCost& net);
 
 }  // namespace hpcnn

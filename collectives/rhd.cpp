@@ -6,6 +6,7 @@
 // and receives the result from it at the end, so 2^floor(log2 P) ranks run the algorithm.
 #include "collectives/rhd.hpp"
 
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -74,6 +75,14 @@ Schedule rhd_schedule(int rank, int size, std::size_t count) {
 
 std::unique_ptr<Allreduce> make_rhd_allreduce(MPI_Comm comm) {
   return std::make_unique<ScheduledAllreduce>(comm, rhd_schedule);
+}
+
+double rhd_bucket_seconds(int workers, int /*servers*/, double n, const LinkCost& c) {
+  if (workers < 2) return 0;
+  const double p = workers, lg = std::floor(std::log2(p)), pof2 = std::exp2(lg);
+  double t = 2 * lg * c.latency_s + 2 * (pof2 - 1) / pof2 * n * c.seconds_per_byte + (pof2 - 1) / pof2 * n * c.add_s_per_byte;
+  if (pof2 < p) t += 2 * (c.latency_s + n * c.seconds_per_byte) + n * c.add_s_per_byte;  // folding the extra ranks in and out
+  return t;
 }
 
 }  // namespace hpcnn

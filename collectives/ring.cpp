@@ -50,4 +50,10 @@ std::unique_ptr<Allreduce> make_ring_allreduce(MPI_Comm comm) {
   return std::make_unique<ScheduledAllreduce>(comm, ring_schedule);
 }
 
+double ring_bucket_seconds(int workers, int /*servers*/, double n, const LinkCost& c) {
+  if (workers < 2) return 0;
+  const double p = workers;
+  return 2 * (p - 1) * c.latency_s + 2 * (p - 1) / p * n * c.seconds_per_byte + (p - 1) / p * n * c.add_s_per_byte;
+}
+
 }  // namespace hpcnn

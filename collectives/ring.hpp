@@ -3,11 +3,14 @@
 
 #include <memory>
 
+#include "collectives/cost_model.hpp"
 #include "collectives/schedule.hpp"
 
 namespace hpcnn {
 
 Schedule ring_schedule(int rank, int size, std::size_t count);
 std::unique_ptr<Allreduce> make_ring_allreduce(MPI_Comm comm);  // collective over comm
+// 2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma (reduce-scatter, then allgather).
+double ring_bucket_seconds(int workers, int servers, double bytes, const LinkCost& net);
 
 }  // namespace hpcnn

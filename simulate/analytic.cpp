@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/errors.hpp"
+#include "collectives/exchange.hpp"
 
 namespace hpcnn {
 
@@ -18,27 +19,11 @@ double route_hops(Topology topology, int nodes) {
 
 double analytic_exchange_seconds(const std::string& scheme, int workers, int servers,
                                  const std::vector<double>& bucket_bytes, const AnalyticNetwork& net) {
-  const double p = workers, a = net.latency_s, b = net.seconds_per_byte, g = net.add_s_per_float / sizeof(float);
+  const ExchangeInfo& info = find_exchange(scheme);
+  if (!info.bucket_seconds) throw UsageError("no alpha-beta model of the exchange '" + scheme + "'");
+  const LinkCost cost{net.latency_s, net.seconds_per_byte, net.add_s_per_float / sizeof(float)};
   double total = 0;
-  for (const double n : bucket_bytes) {
-    if (scheme == "ring") {
-      if (workers > 1) total += 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g;
-    } else if (scheme == "rhd") {
-      if (workers > 1) {
-        const double lg = std::floor(std::log2(p)), pof2 = std::exp2(lg);
-        total += 2 * lg * a + 2 * (pof2 - 1) / pof2 * n * b + (pof2 - 1) / pof2 * n * g;
-        if (pof2 < p) total += 2 * (a + n * b) + n * g;  // folding the extra ranks in and out
-      }
-    } else if (scheme == "mpi") {
-      const double lg = std::ceil(std::log2(p));
-      total += 2 * lg * (a + n * b) + lg * n * g;
-    } else if (scheme == "ps-sync" || scheme == "ps-async") {
-      const double s = servers > 0 ? servers : 1;
-      total += 2 * p * n / s * b + 2 * a + (p - 1) * n / s * g;
-    } else {
-      throw UsageError("no alpha-beta model of the exchange '" + scheme + "'");
-    }
-  }
+  for (const double n : bucket_bytes) total += info.bucket_seconds(workers, servers, n, cost);
   return total;
 }
 

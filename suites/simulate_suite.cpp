@@ -52,7 +52,7 @@ std::vector<OptionSpec> simulate_options() {
        "gives the forward, backward and update times of a step (required)"},
       {"model", OptType::String, true, "lenet5", "LIST", "model (its graph gives the gradient buckets)"},
       {"batch", OptType::Int, true, "64", "LIST", "mini-batch per worker (the measured point's)", {}, 1, 1e6},
-      {"exchange", OptType::String, true, "ring", "LIST", "exchange schemes: mpi, ring, rhd, ps-sync, ps-async"},
+      {"exchange", OptType::String, true, "ring", "LIST", "exchange schemes (see --list)"},
       {"ps-servers", OptType::Int, true, "1", "LIST", "parameter-server ranks (ps-sync, ps-async)", {}, 1, 1e6},
       {"bucket-mb", OptType::Float, true, "4", "LIST", "gradient bucket size in MiB (0: one bucket), as hpcnn-scale's",
        {}, 0, 1e6},
@@ -455,7 +455,8 @@ int most(const Options& o, const char* option) {
 void check_exchanges(const Options& o, bool allreduce) {
   for (const std::string& e : o.values("exchange")) {
     const ExchangeInfo& scheme = find_exchange(e);  // UsageError for unknown names
-    if (scheme.access == BufferAccess::Device) throw UsageError("--exchange " + e + ": GPU schemes are not simulated");
+    if (!scheme.simulated)
+      throw UsageError("--exchange " + e + ": not simulated (the simulated schemes: " + simulated_exchange_names() + ")");
     if (allreduce && !scheme.make_allreduce)
       throw UsageError("--allreduce-sizes with --exchange " + e + ": a parameter server is not an allreduce");
   }
@@ -614,7 +615,7 @@ int run_simulate_suite(int argc, char** argv) {
   def.program = kProgram;
   def.summary =
       "Data-parallel training of a measured node simulated on a network of any size (SimGrid SMPI): every rank of\n"
-      "the simulated platform runs the exchange scheme's own code (mpi, ring, rhd, ps-sync, ps-async) on the real\n"
+      "the simulated platform runs the exchange scheme's own code (--list names them) on the real\n"
       "gradient buckets of the model, with the node's forward, backward and update times from a measured result\n"
       "file (--compute). One point per model, exchange, node count and network; the records carry hpcnn-scale's\n"
       "figures (images/s, efficiency against the node, phases, bytes, overlap) and the alpha-beta estimate of the\n"
@@ -629,8 +630,8 @@ int run_simulate_suite(int argc, char** argv) {
   std::vector<std::string> user_hosts;  // --platform's hosts, in order
   def.print_list = [] {
     const std::string so = rank_program();
-    std::printf("simulated exchange schemes: mpi (as Open MPI's libnbc runs an in-place MPI_Iallreduce: binomial reduce "
-                "and broadcast), ring, rhd, ps-sync, ps-async\n");
+    std::printf("simulated exchange schemes: %s (mpi as Open MPI's libnbc runs an in-place MPI_Iallreduce: binomial "
+                "reduce and broadcast)\n", simulated_exchange_names().c_str());
     std::printf("topologies: fat-tree, dragonfly, torus, flat\n");
     std::printf("rank program: %s\n", so.empty() ? "none (this build has no SimGrid: configure --with-simgrid)" : so.c_str());
   };

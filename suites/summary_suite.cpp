@@ -409,6 +409,7 @@ int show_population(const Config& config, const std::vector<ResultRun>& runs, Su
     std::vector<const ResultRun*> all;
     for (const ResultRun& run : reference) all.push_back(&run);
     check_one_origin(all, "the reference " + config.compare);
+    check_reference_class(runs, reference, config.compare);
   }
   const PopulationReport report =
       judge_population(runs, config.population_threshold, config.compare.empty() ? nullptr : &reference);

@@ -5,8 +5,8 @@
 #  2. the reference compared with itself passes, and the JUnit file has no failure;
 #  3. an unchanged rerun passes, run as cron runs it (jobscripts/acceptance_cron.sh: a dated folder
 #     in a history, the verdicts, the trend over the history's nights, night.txt);
-#  4. a rerun pinned to one core beside a busy loop (several times slower) exits 1 with the
-#     training point a REGRESSION, its ratio's interval and why in the verdict table;
+#  4. a rerun 4x slower (three quarters of every 20 ms stopped from outside, bench/slow_node.sh) exits
+#     1 with the training point a REGRESSION, its ratio's interval and why in the verdict table;
 #  5. under cron, a slowdown of one suite is flagged on its first night and passes, and fails on
 #     its second (a change that lasts);
 #  6. an allreduce with a wrong element fails (STATUS) although it is as fast as the reference;
@@ -14,7 +14,8 @@
 #  8. unusable references, each one line and exit 2, nothing blessed: fewer runs than asked, a
 #     blessing of too few runs, runs that do not hold the same points.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
-command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
+SLOW_NODE_QUIET=1 "$HPCNN_SRCDIR/bench/slow_node.sh" slices 75 true ||
+  { echo "SKIP: bench/slow_node.sh cannot slow a command here (above)"; exit 77; }
 script="$HPCNN_SRCDIR/jobscripts/acceptance.sh"
 cron="$HPCNN_SRCDIR/jobscripts/acceptance_cron.sh"
 export HPCNN_BIN="$HPCNN_BUILDDIR" REFERENCE_DIR="$out/ref" THREADS=2
@@ -26,8 +27,6 @@ export ACCEPT_ITERS=10 ACCEPT_WARMUP=2 ACCEPT_MIN_TIME=0.3 ACCEPT_DATA_LIMIT=200
 # docs/ACCEPTANCE.md.
 export ACCEPT_SUMMARY_ARGS="--tolerance-floor 40% --tolerance busbw_gbs=75%" BLESS_MAX_STALLS=100
 ref="$out/ref/box/smoke"
-hog=""
-trap '[ -z "$hog" ] || kill "$hog" 2>/dev/null; rm -rf "$out"' EXIT
 # failures FILE: the number of <failure> elements a CI reader finds in the JUnit file.
 # step N: a timestamped marker in the log (where a slow CI run spent its time).
 step() { echo "== step $1 at $(date -u +%H:%M:%S)"; }
@@ -65,15 +64,12 @@ grep -q '^trend: [0-9]* points and metrics' "$night/trend.txt" && [ -s "$night/t
 grep -q '^night .*tonight exit 0, trend exit 0' "$night/night.txt" || { echo "FAIL: night.txt"; cat "$night/night.txt"; fail=1; }
 
 step 4
-# 4. a slowed rerun is flagged: the run pinned to core 0, where a busy loop takes half its time.
-taskset -c 0 bash -c 'while :; do :; done' &
-hog=$!
-# (one round: MPI ranks pinned beside a busy loop took minutes per round on the CI VM)
+# 4. a slowed rerun is flagged: one round with every process of the run stopped for three quarters of
+# every 20 ms from outside (bench/slow_node.sh slices 75: 4x slower, no cgroup needed).
 started=$SECONDS
-env ACCEPT_ROUNDS=1 OUT="$out/slow" taskset -c 0 "$script" smoke box > "$out/slow.log" 2>&1
+env ACCEPT_ROUNDS=1 OUT="$out/slow" SLOW_NODE_QUIET=1 "$HPCNN_SRCDIR/bench/slow_node.sh" slices 75 "$script" smoke box > "$out/slow.log" 2>&1
 status=$?
 echo "(the slowed run took $((SECONDS - started)) s)"
-kill "$hog"; wait "$hog" 2>/dev/null; hog=""
 grep -E 'suite=hpcnn-(train|infer) .*dataset=cifar10' "$out/slow/verdict.txt" || true
 [ "$status" = 1 ] || { echo "FAIL: the slowed run exited $status, want 1"; cat "$out/slow.log"; fail=1; }
 grep -Eq 'suite=hpcnn-train .*dataset=cifar10 .*img_per_s .*REGRESSION .*significant' "$out/slow/verdict.txt" ||

@@ -8,6 +8,8 @@
 
 #include "base/errors.hpp"
 #include "results/record.hpp"
+#include "collectives/exchange.hpp"
+#include "simulate/analytic.hpp"
 #include "simulate/platform.hpp"
 
 using namespace hpcnn;
@@ -77,4 +79,44 @@ TEST(FitLink, RefusesPointsThatCannotMakeALine) {
   EXPECT_THROW(fit_link(points, kAddPerFloat, "test"), UsageError);
   // A time that does not grow with the size: no bandwidth.
   EXPECT_THROW(fit_link({ring_point(1024, 1e-3), ring_point(1 << 20, 1e-3)}, kAddPerFloat, "test"), UsageError);
+}
+
+// Every scheme the simulator runs has its cost model in its registry entry, and the analytic
+// estimate is that model summed over the buckets: checked against the published formulas
+// (Thakur, Rabenseifner and Gropp 2005) at one point each, and for what any cost must be.
+TEST(AnalyticModel, EverySimulatedSchemeHasACostThatGrowsWithTheBytes) {
+  const LinkCost net{2e-6, 1e-10, 1e-11};
+  int simulated = 0;
+  for (const ExchangeInfo& e : exchanges()) {
+    if (!e.simulated) continue;
+    ++simulated;
+    ASSERT_NE(e.bucket_seconds, nullptr) << e.name << " is simulated without a cost model";
+    for (int p : {2, 3, 8, 1000}) {
+      const double small = e.bucket_seconds(p, 1, 1e3, net), large = e.bucket_seconds(p, 1, 1e7, net);
+      EXPECT_GT(small, 0) << e.name << " at " << p;
+      EXPECT_GT(large, small) << e.name << " at " << p;
+    }
+  }
+  EXPECT_GE(simulated, 5) << "mpi, ring, rhd, ps-sync and ps-async are simulated";
+  EXPECT_NE(simulated_exchange_names().find("ring"), std::string::npos);
+}
+
+TEST(AnalyticModel, TheSchemesCostsAreThePublishedOnes) {
+  const double a = 2e-6, b = 1e-10, g = 1e-11, n = 4e6;
+  const LinkCost net{a, b, g};
+  const auto cost = [&](const char* scheme, int p, int servers = 1) { return find_exchange(scheme).bucket_seconds(p, servers, n, net); };
+  EXPECT_NEAR(cost("ring", 4), 2 * 3 * a + 2 * 3.0 / 4 * n * b + 3.0 / 4 * n * g, 1e-12);
+  EXPECT_NEAR(cost("rhd", 8), 2 * 3 * a + 2 * 7.0 / 8 * n * b + 7.0 / 8 * n * g, 1e-12);
+  // 6 ranks: halving-doubling over 4, and one step each way folding the other 2 in and out.
+  EXPECT_NEAR(cost("rhd", 6), 2 * 2 * a + 2 * 3.0 / 4 * n * b + 3.0 / 4 * n * g + 2 * (a + n * b) + n * g, 1e-12);
+  EXPECT_NEAR(cost("mpi", 5), 2 * 3 * (a + n * b) + 3 * n * g, 1e-12);
+  EXPECT_NEAR(cost("ps-sync", 4, 2), 2 * 4 * n / 2 * b + 2 * a + 3 * n / 2 * g, 1e-12);
+  EXPECT_EQ(cost("ps-async", 4, 2), cost("ps-sync", 4, 2));
+  // One rank exchanges nothing over the network in an allreduce.
+  EXPECT_EQ(find_exchange("ring").bucket_seconds(1, 0, n, net), 0);
+  // The analytic estimate: the model over every bucket, gamma given per float.
+  AnalyticNetwork an;
+  an.latency_s = a, an.seconds_per_byte = b, an.add_s_per_float = g * sizeof(float);
+  EXPECT_NEAR(analytic_exchange_seconds("ring", 4, 0, {n, n / 2}, an), cost("ring", 4) + find_exchange("ring").bucket_seconds(4, 0, n / 2, net), 1e-12);
+  EXPECT_THROW(analytic_exchange_seconds("no-such-scheme", 4, 0, {n}, an), SettingError);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/errors.hpp"
 #include "collectives/pair_schedule.hpp"
 #include "analysis/link_matrix.hpp"
 #include "analysis/population.hpp"
@@ -207,6 +208,25 @@ TEST(Population, TwoNodesAreJudgedAgainstTheirReference) {
   EXPECT_EQ(r.points, 1u);
   ASSERT_EQ(r.flagged.size(), 1u);
   EXPECT_NE(r.flagged[0].find("n2: hpcnn-train lenet5 batch 32 0.77 of its reference"), std::string::npos) << r.flagged[0];
+}
+
+TEST(Population, AReferenceOfAnotherNodeClassIsRefused) {
+  std::vector<ResultRun> reference = {node_run({"a1", "a2", "a3"}, {0.0100, 0.0101, 0.0099}, "ref-1")};
+  std::vector<ResultRun> tonight = {node_run({"n1", "n2"}, {0.0100, 0.0101}, "night")};
+  reference[0].provenance.machine = "AMD EPYC 9654, 96 cores, avx512";
+  tonight[0].provenance.machine = reference[0].provenance.machine;
+  EXPECT_NO_THROW(check_reference_class(tonight, reference, "ref"));
+  tonight[0].provenance.machine = "Intel Xeon 8480+, 56 cores, amx";
+  try {
+    check_reference_class(tonight, reference, "ref");
+    ADD_FAILURE() << "a reference of another node class was accepted";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Intel Xeon 8480+"), std::string::npos) << what;
+    EXPECT_NE(what.find("AMD EPYC 9654"), std::string::npos) << what;
+  }
+  tonight[0].provenance.machine.clear();  // a file that does not say
+  EXPECT_NO_THROW(check_reference_class(tonight, reference, "ref"));
 }
 
 TEST(LinkMatrix, EveryPairSlowerThanTheReferenceIsTheNetworksChange) {

@@ -8,6 +8,7 @@
 
 #include "analysis/html_page.hpp"
 #include "analysis/link_matrix.hpp"
+#include "base/errors.hpp"
 
 namespace hpcnn {
 
@@ -180,6 +181,20 @@ void judge_nodes(const NodePoint& p, double threshold, const Spread* reference, 
 }
 
 }  // namespace
+
+void check_reference_class(const std::vector<ResultRun>& runs, const std::vector<ResultRun>& reference,
+                           const std::string& reference_name) {
+  std::string ref_machine;
+  for (const ResultRun& r : reference)
+    if (ref_machine.empty()) ref_machine = r.provenance.machine;
+  if (ref_machine.empty()) return;
+  for (const ResultRun& run : runs) {
+    const std::string& m = run.provenance.machine;
+    if (!m.empty() && m != ref_machine)
+      throw UsageError("--compare: " + run.path + " ran on another node class (" + m + ") than the reference " +
+                       reference_name + " (" + ref_machine + "): judge each class against a reference of its own");
+  }
+}
 
 PopulationReport judge_population(const std::vector<ResultRun>& runs, double threshold,
                                   const std::vector<ResultRun>* reference) {

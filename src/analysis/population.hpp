@@ -62,6 +62,13 @@ struct PopulationReport {
 PopulationReport judge_population(const std::vector<ResultRun>& runs, double threshold,
                                   const std::vector<ResultRun>* reference = nullptr);
 
+// A reference is of one node class: UsageError naming the first run of `runs` measured on another
+// machine (provenance machine: CPU model, cores, widest vector ISA) than the reference's, with both
+// descriptions. `reference_name` is how the user named it (--compare's path). Runs that do not
+// record their machine are not refused.
+void check_reference_class(const std::vector<ResultRun>& runs, const std::vector<ResultRun>& reference,
+                           const std::string& reference_name);
+
 // The report as JUnit XML: a test suite "hpcnn population" of one test case per node and per link
 // test, a failure per line that named it.
 std::string population_junit(const PopulationReport& report);

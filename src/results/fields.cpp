@@ -69,7 +69,7 @@ const std::vector<Field>& fields() {
       {"planned_activation_mib", F, "MiB", "%.1f", "activations, gradients and gradient scratch the executor allocates per rank: the memory plan's arena (--memory-plan on), or the sum of the buffers (off); the ops' own workspaces and the weights aside", Figure, ""},
       {"unplanned_activation_mib", F, "MiB", "%.1f", "the same buffers each on its own (what --memory-plan off allocates)", Figure, ""},
       // hpcnn-scale and hpcnn-allreduce
-      {"exchange",        S, "",         "%s",     "gradient exchange scheme (mpi, ring, rhd, nccl, ps-sync, ps-async)", Key, "exchange"},
+      {"exchange",        S, "",         "%s",     "gradient exchange scheme (hpcnn-scale --list names them)", Key, "exchange"},
       {"exchange_memory", S, "",         "%s",     "where the exchange's buffers are: host | device | host-staged (GPU data copied through host memory)", Key, ""},
       {"placement",       S, "",         "%s",     "hpcnn-allreduce: in (MPI_IN_PLACE: the message summed where it is, its input restored before each call, untimed) | out (a send and a receive buffer, the form of OSU's osu_allreduce)", Key, "placement"},
       {"datatype",        S, "",         "%s",     "hpcnn-allreduce: element type and operation of the message (float32-sum: MPI_FLOAT, MPI_SUM)", Key, ""},
