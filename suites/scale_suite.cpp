@@ -93,11 +93,19 @@ int ranks_on_this_node() {
 }
 
 // Cold reads need files whose pages can leave memory, on every node (each has its own page cache
-// and $TMPDIR): one verdict for all ranks, with the first failing rank's reason.
+// and $TMPDIR): one verdict for all ranks, with the first failing rank's reason. One rank per node
+// probes, after every rank has arrived: a second rank of the node reading the files meanwhile
+// would bring the dropped pages back and fail the probe.
 void check_cold_storage_everywhere(const data::DataSet& set) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  MPI_Barrier(MPI_COMM_WORLD);
   std::string why;
   try {
-    data::SampleFiles::check_cold_storage(set);
+    if (node_rank == 0) data::SampleFiles::check_cold_storage(set);
   } catch (const RuntimeError& e) {
     why = e.what();
   }
