@@ -3,7 +3,7 @@
 images/s, their ratio and the project's target for it.
 
     /usr/bin/python3 bench/compare_pytorch.py --hpcnn-build BUILD_DIR
-        [--models lenet5,alexnet,resnet18,resnet50] [--modes train,infer] [--precisions fp32,bf16] [--batch 64]
+        [--models lenet5,alexnet,resnet18,resnet50] [--modes train,infer] [--precisions fp32,bf16,int8] [--batch 64]
         [--threads 2] [--iters 30] [--warmup 10] [--repeat 3]
         [--torch-python /usr/bin/python3 [--torch-python /opt/torch-pypi/bin/python-torch]]
         [--peak-gflops X] [--csv FILE] [--markdown]
@@ -16,7 +16,9 @@ Each run reports its delivered images/s (the timed images over the timed iterati
 both sides); the table shows the median over rounds.
 The first --torch-python is the reference for the targets; further ones are shown beside it.
 --precisions bf16 runs hpcnn with --precision bf16 and torch under CPU autocast to bf16; its
-target is 1.0 on every point (hpcnn's bf16 at least as fast as PyTorch's).
+target is 1.0 on every point (hpcnn's bf16 at least as fast as PyTorch's). --precisions int8
+(inference points only; train x int8 is left out) runs hpcnn-infer --precision int8 and torch's
+post-training static quantization (torch_bench.py: FX graph mode, x86 engine), target 1.0 too.
 
 On a shared machine every run also measures the "foreign" CPU share: the CPU time other
 processes took during it (/proc/stat minus this run's own), as a fraction of all CPUs. Before a
@@ -55,11 +57,13 @@ TARGETS = {
     ("alexnet", "infer"): 1.2,
 }
 TARGET_BATCH, TARGET_THREADS = 64, 2
-# hpcnn --precision bf16 over PyTorch's CPU autocast to bf16, on every point.
+# hpcnn --precision bf16 over PyTorch's CPU autocast to bf16, and int8 over PyTorch's quantized
+# model, on every point.
 BF16_TARGET = 1.0
+INT8_TARGET = 1.0
 
 HPCNN_COLUMNS = ["model", "mode", "batch", "threads", "img_per_s", "iter_median_s", "gflops",
-                 "flops_per_image", "params", "load_s", "forward_s", "backward_s", "update_s"]
+                 "flops_per_image", "params", "load_s", "forward_s", "backward_s", "update_s", "peak_gflops"]
 
 
 def csv_list(kind):
@@ -88,7 +92,7 @@ def parse_args(argv=None):
     p.add_argument("--torch-only", action="store_true", help="run only the torch side (no --hpcnn-build needed)")
     p.add_argument("--models", type=csv_list(str), default=["resnet18", "resnet50", "lenet5", "alexnet"])
     p.add_argument("--modes", type=csv_list(str), default=["train", "infer"])
-    p.add_argument("--precisions", type=csv_list(str), default=["fp32"], help="fp32, bf16 (torch: CPU autocast)")
+    p.add_argument("--precisions", type=csv_list(str), default=["fp32"], help="fp32, bf16 (torch: CPU autocast), int8 (inference; torch: static quantization)")
     p.add_argument("--batch", type=csv_list(int), default=[64])
     p.add_argument("--threads", type=csv_list(int), default=[2])
     p.add_argument("--iters", type=int, default=30, help="timed iterations of every run (both sides)")
@@ -101,7 +105,8 @@ def parse_args(argv=None):
     p.add_argument("--memory-format", choices=("auto", "nchw", "channels_last"), default="auto",
                    help="torch side: auto picks the faster in the first round")
     p.add_argument("--peak-gflops", type=float, default=None,
-                   help="FP32 FMA peak of the threads used (bench/fma_peak), for the %%peak column")
+                   help="FP32 FMA peak of the threads used (bench/fma_peak) for the %%peak column; default: the "
+                        "peak of each point's precision that hpcnn measured and recorded (peak_gflops)")
     p.add_argument("--csv", metavar="FILE", help="also write every run (not only medians) as CSV")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
@@ -117,8 +122,8 @@ def parse_args(argv=None):
         if m not in ("train", "infer"):
             p.error(f"--modes: unknown mode {m!r} (train, infer)")
     for prec in args.precisions:
-        if prec not in ("fp32", "bf16"):
-            p.error(f"--precisions: unknown precision {prec!r} (fp32, bf16)")
+        if prec not in ("fp32", "bf16", "int8"):
+            p.error(f"--precisions: unknown precision {prec!r} (fp32, bf16, int8)")
     args.torch_python = args.torch_python or ["/usr/bin/python3"]
     if args.repeat < 1 or args.iters < 1:
         p.error("--repeat and --iters must be positive")
@@ -258,7 +263,7 @@ def main(argv=None):
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     log(f"compare_pytorch: {started}, load average {os.getloadavg()[0]:.2f}")
     points = [(m, mode, prec, b, t) for m in args.models for mode in args.modes for prec in args.precisions
-              for b in args.batch for t in args.threads]
+              for b in args.batch for t in args.threads if not (prec == "int8" and mode == "train")]
     all_runs = []
     results = []
     for (model, mode, prec, batch, threads) in points:
@@ -293,8 +298,8 @@ def main(argv=None):
         t_med = [median(x) for x in torch_ips]
         h_med = median(hp_ips) if hp_ips else None
         ratio = h_med / t_med[0] if h_med else None
-        if prec == "bf16":
-            target = BF16_TARGET
+        if prec in ("bf16", "int8"):
+            target = BF16_TARGET if prec == "bf16" else INT8_TARGET
         else:
             target = TARGETS.get((model, mode)) if (batch, threads) == (TARGET_BATCH, TARGET_THREADS) else None
         verdict = "-" if target is None or ratio is None else ("PASS" if ratio >= target else "MISS")
@@ -305,15 +310,16 @@ def main(argv=None):
                             torch_versions=[ti["torch"] for ti in torch_info], formats=formats,
                             hpcnn=h_med, ratio=ratio, pair_ratios=pair_ratios, target=target,
                             verdict=verdict, gflops=gflops, foreign=worst_foreign,
-                            flops_per_image=hp_last.get("flops_per_image") if hp_last else None))
+                            flops_per_image=hp_last.get("flops_per_image") if hp_last else None,
+                            peak_gflops=hp_last.get("peak_gflops") if hp_last and isinstance(hp_last.get("peak_gflops"), float)
+                            else None))
 
     # ---------------------------------------------------------------- the table
     versions = results[0]["torch_versions"] if results else []
     head = ["model", "mode", "prec", "batch", "thr", f"torch {versions[0] if versions else ''} img/s", "fmt"]
     if not args.torch_only:
         head += ["hpcnn img/s", "ratio", "ratio range", "target", "result", "hpcnn GFLOP/s"]
-        if args.peak_gflops:
-            head += ["% peak"]
+        head += ["% peak"]
     for v in versions[1:]:
         head += [f"torch {v} img/s", "fmt", "hpcnn/this" if not args.torch_only else ""]
     head += ["foreign"]
@@ -324,8 +330,8 @@ def main(argv=None):
             rng = f"{min(r['pair_ratios']):.2f}-{max(r['pair_ratios']):.2f}" if r["pair_ratios"] else "-"
             row += [fmt_num(r["hpcnn"]), fmt_num(r["ratio"], ".2f"), rng,
                     fmt_num(r["target"], ".2f") if r["target"] else "-", r["verdict"], fmt_num(r["gflops"])]
-            if args.peak_gflops:
-                row += [fmt_num(100 * r["gflops"] / args.peak_gflops if r["gflops"] else None, ".0f")]
+            peak = args.peak_gflops or r["peak_gflops"]
+            row += [fmt_num(100 * r["gflops"] / peak if r["gflops"] and peak else None, ".0f")]
         for i in range(1, len(r["torch"])):
             other = r["torch"][i]
             row += [fmt_num(other), r["formats"][i],

@@ -9,6 +9,9 @@ object with the result; everything else goes to stderr.
   infer: model.eval() under torch.no_grad(); forward only
   --precision bf16: the step under torch.autocast("cpu", dtype=torch.bfloat16), as PyTorch users
   run bf16 on a CPU (convolutions and linear layers in bf16, the loss in fp32, fp32 weights)
+  --precision int8 (infer): post-training static quantization in FX graph mode with the x86
+  engine's default qconfig (torch.ao.quantization: per-channel s8 weights, u8 activations,
+  histogram observers), calibrated on 4 batches, as PyTorch documents int8 inference on the CPU
 The input is synthetic (normal images, uniform labels), a few batches pre-generated and cycled,
 as hpcnn's synthetic data set does. Every iteration is timed alone; img_per_s is delivered, as
 hpcnn's is (the timed images over the timed iterations' total), img_per_s_median beside it.
@@ -43,11 +46,24 @@ def parse_args(argv=None):
     p.add_argument("--impl", choices=("auto", "torchvision", "local"), default="auto",
                    help="where the resnets come from (see models_torch.py)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    p.add_argument("--precision", choices=("fp32", "bf16", "int8"), default="fp32")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="after timing, profile N more iterations with torch.profiler and print "
                         "the time per op to stderr (where torch's time goes)")
     return p.parse_args(argv)
+
+
+def quantize_int8(torch, model, images):
+    """Post-training static int8 quantization (FX graph mode, x86 engine), calibrated on `images`."""
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+    torch.backends.quantized.engine = "x86"
+    model.eval()
+    prepared = prepare_fx(model, get_default_qconfig_mapping("x86"), example_inputs=(images[0],))
+    with torch.no_grad():
+        for x in images:
+            prepared(x)
+    return convert_fx(prepared)
 
 
 def main(argv=None):
@@ -72,6 +88,11 @@ def main(argv=None):
     labels = [torch.randint(0, args.classes, (args.batch,)) for _ in range(nbatches)]
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum) if train else None
+
+    if args.precision == "int8":
+        if train:
+            raise SystemExit("torch_bench: --precision int8 is for --mode infer")
+        model = quantize_int8(torch, model, images)
 
     def set_format(fmt):
         mf = torch.channels_last if fmt == "channels_last" else torch.contiguous_format

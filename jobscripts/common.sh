@@ -218,6 +218,13 @@ largest() { printf '%s\n' "$@" | sort -n | tail -n 1; }
 cpu_precisions() {
   "$HPCNN_BIN/hpcnn-train" --list 2>/dev/null | grep -q -- '--precision fp32,bf16 on this CPU' && echo fp32,bf16 || echo fp32
 }
+# The same for inference: int8 added where the dnnl backend of this build has it.
+cpu_infer_precisions() {
+  local p
+  p=$(cpu_precisions)
+  "$HPCNN_BIN/hpcnn-infer" --list 2>/dev/null | grep -q -- '^  dnnl .*int8 for inference' && p=$p,int8
+  echo "$p"
+}
 
 # GPU part of an experiment: runs when this build has the cuda backend and the node a GPU
 # (GPU=0 skips it, GPU=1 insists). PRECISIONS: the --precision list of GPU runs.

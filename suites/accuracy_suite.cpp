@@ -37,6 +37,8 @@
 #include "harness/training_loop.hpp"
 #include "suites/epoch_driver.hpp"
 #include "suites/evaluator.hpp"
+#include "kernels/registry.hpp"
+#include "suites/int8_evaluation.hpp"
 #include "suites/model_point.hpp"
 #include "suites/real_data.hpp"
 
@@ -58,6 +60,11 @@ std::vector<OptionSpec> accuracy_options() {
       {"lr-schedule", OptType::Choice, false, "constant", "NAME",
        "constant; step: x0.1 every --lr-step epochs; cosine: half cosine to 0 over all steps", "constant|step|cosine"},
       {"lr-step", OptType::Int, false, "30", "N", "epochs between the x0.1 steps of --lr-schedule step", {}, 1, 1e7},
+      {"eval-int8", OptType::Flag, false, "", "",
+       "after training, evaluate the test set once more in int8 (dnnl: post-training quantization calibrated on "
+       "the first --calibration-batches training batches): int8_test_acc beside test_acc"},
+      {"calibration-batches", OptType::Int, false, "4", "N", "--eval-int8: training batches of the calibration pass",
+       {}, 1, 1 << 20},
   };
   specs.insert(specs.end(), mine.begin(), mine.end());
   const std::vector<OptionSpec> checkpoints = checkpoint_options();
@@ -96,6 +103,7 @@ struct AccuracyPoint {
   long checkpoint_every = 0;  // epochs or steps; 0: no checkpoints
   bool checkpoint_steps = false;  // checkpoint_every counts optimizer steps, not epochs
   std::string reproducer;    // the point's command line: the settings a checkpoint belongs to
+  int int8_calibration_batches = 0;  // --eval-int8 (0: not asked)
 };
 
 AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
@@ -114,6 +122,7 @@ AccuracyPoint accuracy_point(const PointSettings& s, const data::DataSet& set) {
   ap.prefetch = static_cast<int>(s.integer("prefetch"));
   ap.checkpoint_every = static_cast<long>(s.integer("checkpoint-every"));
   ap.checkpoint_steps = s.str("checkpoint-unit") == "step";
+  if (s.flag("eval-int8")) ap.int8_calibration_batches = static_cast<int>(s.integer("calibration-batches"));
   return ap;
 }
 
@@ -180,6 +189,7 @@ class AccuracyRun final : public EpochSteps {
   TrainingEnd train() { return driver_.train(); }
   const EpochDriver& driver() const { return driver_; }
   std::vector<float> params() { return main_.get_params(); }
+  std::vector<float> buffers() { return main_.get_buffers(); }
   std::int64_t diverged_step() const { return diverged_step_; }
 
   std::vector<std::vector<std::uint32_t>> batches(int epoch) override;
@@ -401,6 +411,11 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   const std::string digest = params_digest(run.params());
   const EpochSeries& s = run.driver().series();
 
+  std::optional<Int8Evaluation> int8;
+  if (ap.int8_calibration_batches > 0 && !run.diverged())
+    int8 = evaluate_int8(ap.mp, ap.int8_calibration_batches, ap.test_batch, data.set.train, data.set.test, data.norm,
+                         graph, run.params(), run.buffers(), comm, libraries);
+
   ResultPoint out;
   add_epoch_arrays(out, s, ap.eval_every > 0);
   double rss = peak_rss_mib(), max_rss = 0;
@@ -419,6 +434,13 @@ ResultPoint run_point(const AccuracyPoint& ap, MPI_Comm comm, LibraryVersions& l
   r.set("resumed_steps", static_cast<std::int64_t>(run.driver().resumed_steps()));
   r.set("params_digest", digest);
   r.set("peak_rss_mib", max_rss);
+  if (int8) {
+    r.set("int8_test_acc", int8->test.acc);
+    r.set("int8_test_loss", int8->test.loss);
+    r.set("int8_test_s", int8->test.seconds);
+    r.set("calibration_batches", std::int64_t{ap.int8_calibration_batches});
+    if (!int8->exceptions.empty()) r.set("precision_exceptions", int8->exceptions);
+  }
   if (run.diverged()) {
     out.status = PointStatus::Diverged;
     out.status_reason = "diverged: loss NaN or Inf at step " + std::to_string(run.diverged_step()) + " (epoch " +
@@ -475,6 +497,12 @@ int run_accuracy_suite(const char* program, int argc, char** argv) {
   def.default_table = [](const Options&) { return std::string("accuracy"); };
   def.validate = [](const Options& o) {
     validate_model_names(o);
+    if (o.flag("eval-int8"))
+      for (const std::string& b : o.values("backend")) {
+        const BackendInfo* info = backend_registry().find(b);
+        if (!info->precision_problem || !info->precision_problem(Precision::Int8).empty())
+          throw UsageError("--eval-int8: backend '" + b + "' has no int8 inference (dnnl has; see --list)");
+      }
     data::locate_dataset(o.str("data"));  // a missing data set is a usage error, before any work
   };
   def.run_point = [loaded, program](const Options& o, const SweepPoint& p, MPI_Comm comm, LibraryVersions& libs,

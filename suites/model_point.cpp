@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "base/errors.hpp"
+#include "engine/calibration.hpp"
 #include "engine/network.hpp"
 #include "engine/op_kinds.hpp"
 #include "harness/point_error.hpp"
@@ -16,6 +17,14 @@
 #include "kernels/registry.hpp"
 
 namespace hpcnn {
+
+// --precision's help: string literals, so that the infer variant is one literal too.
+#define HPCNN_PRECISION_HELP                                                                                           \
+  "arithmetic: fp32; tf32 (cuda: tensor-core TF32 in conv/gemm); bf16 (cuda: BF16 activations; dnnl, where the CPU " \
+  "has a kernel: BF16 inputs of conv and fully connected layers, FP32 accumulation; FP32 master weights)"
+#define HPCNN_INT8_HELP                                                                                               \
+  "; int8 (dnnl: conv and fully connected layers on u8/s8 inputs with scales from a calibration pass, s8 weights " \
+  "per output channel, int32 accumulation)"
 
 std::vector<OptionSpec> model_options(Mode mode) {
   std::vector<OptionSpec> specs = {
@@ -30,9 +39,8 @@ std::vector<OptionSpec> model_options(Mode mode) {
        "input height and width (default: the data set's, or the model's native size)", {}, 1, 4096},
       {"act", OptType::Choice, true, "relu", "LIST", "activation of lenet5", "relu|tanh"},
       {"precision", OptType::Choice, true, "fp32", "LIST",
-       "arithmetic: fp32; tf32 (cuda: tensor-core TF32 in conv/gemm); bf16 (cuda: BF16 activations; dnnl, where "
-       "the CPU has a kernel: BF16 inputs of conv and fully connected layers, FP32 accumulation; FP32 master weights)",
-       "fp32|tf32|bf16"},
+       mode == Mode::Infer ? HPCNN_PRECISION_HELP HPCNN_INT8_HELP : HPCNN_PRECISION_HELP,
+       mode == Mode::Infer ? "fp32|tf32|bf16|int8" : "fp32|tf32|bf16"},
       {"cudnn-benchmark", OptType::Flag, false, "", "", "cuda: choose cuDNN algorithms by timing them (else heuristics)"},
       {"layout", OptType::Choice, false, "auto", "NAME",
        "cuda activation layout: auto (NHWC with tf32/bf16, NCHW with fp32), nchw, nhwc", "auto|nchw|nhwc"},
@@ -58,6 +66,11 @@ std::vector<OptionSpec> model_options(Mode mode) {
        "forward and backward steps); off: every activation and gradient its own buffer (the comparison)",
        "on|off"},
   };
+  if (mode == Mode::Infer)
+    specs.push_back({"calibration-batches", OptType::Int, false, "4", "N",
+                     "--precision int8: batches of the calibration pass (fp32 forwards whose layer inputs' ranges give "
+                     "the activation scales; synthetic batches other than the timed ones)",
+                     {}, 0, 1 << 20});
   if (mode == Mode::Train) {
     specs.push_back({"optimizer", OptType::Choice, true, "sgd", "LIST", "optimizer", "sgd|adam"});
     specs.push_back({"lr", OptType::Float, true, "0.01", "LIST", "learning rate", {}, 0, 1e6});
@@ -87,7 +100,9 @@ void print_model_list() {
     std::string precisions;
     if (b.precision_problem) {
       const std::string why = b.precision_problem(Precision::Bf16);
-      precisions = "; --precision " + (why.empty() ? std::string("fp32,bf16 on this CPU") : "fp32 (bf16: " + why + ")");
+      const bool int8 = b.precision_problem(Precision::Int8).empty();
+      precisions = "; --precision " + (why.empty() ? std::string("fp32,bf16 on this CPU") : "fp32 (bf16: " + why + ")") +
+                   (int8 ? ", int8 for inference" : "");
     }
     std::printf("  %-16s %s%s%s\n", b.name.c_str(), b.description.c_str(), precisions.c_str(), limit.c_str());
   }
@@ -98,13 +113,24 @@ void print_model_list() {
 namespace {
 
 Precision precision_of(const std::string& name) {
+  if (name == "int8") return Precision::Int8;
   return name == "bf16" ? Precision::Bf16 : name == "tf32" ? Precision::Tf32 : Precision::Fp32;
+}
+
+// int8 needs a calibration pass: at least one batch of it.
+void check_calibration(const Options& o) {
+  const std::vector<std::string> p = o.values("precision");
+  if (std::find(p.begin(), p.end(), "int8") == p.end() || !o.has("calibration-batches")) return;
+  if (o.integer("calibration-batches") < 1)
+    throw UsageError("--precision int8 needs calibration data: --calibration-batches " +
+                     std::to_string(o.integer("calibration-batches")));
 }
 
 }  // namespace
 
 void validate_model_names(const Options& o) {
   for (const std::string& m : o.values("model")) find_model(m);
+  check_calibration(o);
   for (const std::string& b : o.values("backend")) {
     const BackendInfo* info = backend_registry().find(b);
     if (!info) throw UsageError("--backend: unknown backend '" + b + "' (available: " + backend_registry().names() + ")");
@@ -113,10 +139,17 @@ void validate_model_names(const Options& o) {
     for (const std::string& t : o.values("threads"))
       if (t != "default") check_thread_limit(*info, std::stoi(t));
     // GPU-only settings, before any work: every point of the sweep combines every backend with them.
-    if (info->gpu) continue;
+    if (info->gpu) {
+      for (const std::string& p : o.values("precision"))
+        if (p == "int8") throw SettingError("precision", p, "backend '" + b + "' computes in fp32, tf32 or bf16 (int8: dnnl)");
+      continue;
+    }
     for (const std::string& p : o.values("precision"))
       for (const std::string& algorithm : o.values("conv-algorithm")) {
-        BackendSettings s{precision_of(p), o.flag("cudnn-benchmark"), o.str("layout")};
+        BackendSettings s;
+        s.precision = precision_of(p);
+        s.cudnn_benchmark = o.flag("cudnn-benchmark");
+        s.layout = o.str("layout");
         s.conv_algorithm = algorithm;
         s.gemm_columns = static_cast<int>(o.integer("gemm-columns"));
         s.cudnn_api = o.str("cudnn-api");
@@ -134,6 +167,7 @@ ModelPoint model_point_without_data(const PointSettings& s, Mode mode) {
   mp.batch = static_cast<int>(s.integer("batch"));
   mp.threads = static_cast<int>(s.integer("threads"));
   mp.settings.precision = precision_of(s.str("precision"));
+  if (mp.settings.precision == Precision::Int8) mp.calibration_batches = static_cast<int>(s.integer("calibration-batches"));
   mp.settings.cudnn_benchmark = s.flag("cudnn-benchmark");
   mp.settings.layout = s.str("layout");
   mp.settings.conv_algorithm = s.str("conv-algorithm");
@@ -212,6 +246,41 @@ Graph build_point_graph(const ModelPoint& mp, bool with_loss) {
   return build_model(mp.model, mc);
 }
 
+std::shared_ptr<const ActivationRanges> calibrate_point(const ModelPoint& mp, const Graph& graph, int batches,
+                                                        const std::function<void(Network&, int)>& feed,
+                                                        MPI_Comm comm) {
+  ModelPoint fp32 = mp;
+  fp32.settings.precision = Precision::Fp32;
+  LibraryVersions unused;
+  const std::unique_ptr<Backend> backend = make_point_backend(fp32, unused);
+  Network net(*backend, graph, calibration_options(mp.batch, mp.seed));
+  ActivationRanges ranges = calibrate(net, batches, feed);
+  // Every rank's ranges have the same keys in the same (map) order.
+  std::vector<float> lows, highs;
+  for (const auto& [name, r] : ranges) {
+    lows.push_back(r.min);
+    highs.push_back(r.max);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, lows.data(), static_cast<int>(lows.size()), MPI_FLOAT, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, highs.data(), static_cast<int>(highs.size()), MPI_FLOAT, MPI_MAX, comm);
+  std::size_t i = 0;
+  for (auto& [name, r] : ranges) {
+    r.min = lows[i];
+    r.max = highs[i++];
+  }
+  return std::make_shared<const ActivationRanges>(std::move(ranges));
+}
+
+std::shared_ptr<const ActivationRanges> calibrate_on_synthetic(const ModelPoint& mp, const Graph& graph, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Other batches than the timed ones (whose seed is rank_data_seed itself).
+  const SyntheticData data(mp.sample, mp.classes, mp.batch, rank_data_seed(mp.seed, rank) ^ 0x5eed5eedull,
+                           mp.calibration_batches);
+  return calibrate_point(mp, graph, mp.calibration_batches,
+                         [&](Network& net, int k) { net.set_input(data.images(k), data.labels(k)); }, comm);
+}
+
 std::unique_ptr<Backend> make_point_backend(const ModelPoint& mp, LibraryVersions& libraries) {
   // A backend this build has but this machine cannot run (cuda without a GPU): the point is
   // skipped, with the reason, and the sweep goes on.
@@ -253,6 +322,7 @@ void set_settings_fields(Record& r, const ModelPoint& mp) {
   r.set("fusion", std::string(mp.fuse_relu ? "on" : "off"));
   r.set("memory_plan", std::string(mp.memory_plan ? "on" : "off"));
   r.set("act", std::string(activation_name(mp.act)));
+  if (mp.settings.precision == Precision::Int8) r.set("calibration_batches", std::int64_t{mp.calibration_batches});
 }
 
 void set_model_fields(Record& r, const char* suite, const ModelPoint& mp, const Backend& backend,

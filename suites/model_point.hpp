@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct ModelPoint {
   int batch = 1;     // per rank (per worker in hpcnn-scale)
   int threads = 0;   // 0: the library's default
   BackendSettings settings;  // --precision, --cudnn-benchmark, --layout
+  int calibration_batches = 0;  // --precision int8: batches of the calibration pass (hpcnn-infer)
   bool fuse_relu = true;     // --fusion (NetworkOptions::fuse_relu)
   bool memory_plan = true;   // --memory-plan (NetworkOptions::memory_plan)
   Activation act = Activation::Relu;  // --act (lenet5)
@@ -68,6 +70,16 @@ std::uint64_t rank_data_seed(std::uint64_t seed, int rank);
 const char* activation_name(Activation a);  // "relu", "tanh"
 
 Graph build_point_graph(const ModelPoint& mp, bool with_loss);
+
+// int8: the ranges of every convolution's and fully connected layer's input over `batches` forwards of
+// an fp32 network of the point's backend with the point's parameters, feed(net, k) setting batch k
+// (at mp.batch images), agreed over the ranks of `comm` (widest range), so that every rank
+// quantizes alike.
+std::shared_ptr<const ActivationRanges> calibrate_point(const ModelPoint& mp, const Graph& graph, int batches,
+                                                        const std::function<void(Network&, int)>& feed,
+                                                        MPI_Comm comm);
+// The same on synthetic batches of this rank's data (hpcnn-infer without --data).
+std::shared_ptr<const ActivationRanges> calibrate_on_synthetic(const ModelPoint& mp, const Graph& graph, MPI_Comm comm);
 
 // What a network of `graph` at `batch` holds at least in activations, in bytes: the output of
 // every node that computes one (ReLUs may be fused into their producer, flatten may alias), no

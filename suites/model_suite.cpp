@@ -18,6 +18,7 @@
 #include "harness/resources.hpp"
 #include "harness/suite_runner.hpp"
 #include "harness/synthetic_data.hpp"
+#include "suites/compute_peak.hpp"
 #include "harness/training_loop.hpp"
 
 namespace hpcnn {
@@ -259,6 +260,15 @@ PointError run_pass(const MeasuredPoint& point, Backend& backend, const Graph& g
   return {};
 }
 
+// The measured peak of the point's precision on its ranks' threads (rank 0's cores, times the
+// ranks: each rank is taken to have cores of its own), after the timed passes.
+void set_precision_peak(Record& r, Precision p, int threads, int ranks) {
+  const double peak = peak_for(p, threads) * ranks;
+  if (peak <= 0) return;
+  r.set("peak_gflops", peak);
+  r.set("peak_fraction", r.number("gflops").value_or(0) / peak);
+}
+
 // Throughput of each repeat from the gathered [ranks][repeats * iters] iteration times.
 std::vector<double> repeat_throughputs(const Array& iter, long repeats, long iters, double images) {
   const std::vector<double> slowest = max_over_ranks(iter);
@@ -416,6 +426,8 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   try {
     graph.emplace(build_point_graph(mp, mp.mode == Mode::Train));
     check_point_memory(mp, *graph, {mp.batch});
+    // int8: the calibration pass, untimed, before the point's backend is made with its ranges.
+    if (mp.settings.precision == Precision::Int8) point.mp.settings.calibration = calibrate_on_synthetic(mp, *graph, comm);
     backend = make_point_backend(mp, libraries);
   } catch (const std::exception& e) {
     setup = PointError::from(e);
@@ -447,10 +459,12 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   r.set("mode", std::string(mp.mode == Mode::Train ? "train" : "infer"));
   if (mp.mode == Mode::Train) set_optimizer_fields(r, mp);
   set_timing_fields(r, g.phases, g.peak_rss, *graph, mp, size, g.phase_gap);
+  if (!backend->is_gpu()) set_precision_peak(r, mp.settings.precision, backend->threads(), size);
   set_repeat_fields(out, g.phases.iter, point, size);
   set_usage_fields(r, t.cpu);
   set_activation_fields(r, t.activations);
   r.set("profile", std::string(point.profile_ops ? "ops" : "none"));
+  if (const std::string e = backend->precision_exceptions(); !e.empty()) r.set("precision_exceptions", e);
   if (point.profile_ops) set_profile_fields(out, t.ops, g.profiled_iter, r.number("iter_median_s").value_or(0), mp.iters);
   return out;
 }

@@ -15,6 +15,11 @@ for exe in ./hpcnn-train ./hpcnn-infer; do
   expect 2 "'--bogus'"    -- $exe --bogus
   expect 2 "'svhn'"       -- $exe --dataset svhn
 done
+# int8 is inference on a backend that has it, with calibration data.
+expect 2 "'int8'" -- ./hpcnn-train --precision int8
+expect 2 "'int8'" -- ./hpcnn-scale --precision int8
+expect 2 "--precision int8 needs calibration data: --calibration-batches 0" -- ./hpcnn-infer --precision int8 --calibration-batches 0
+expect 2 "--precision int8: backend 'reference'" -- ./hpcnn-infer --backend reference --precision int8
 
 # --threads above what a backend's library accepts: a usage error before any point runs,
 # naming the value, the backend and the limit. The limits come from --list ("[--threads at most

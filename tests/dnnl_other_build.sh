@@ -3,7 +3,8 @@
 # Spack, EasyBuild, PyPI) through kernels/dnnl/compat.hpp. This build uses one of them; this test
 # builds a second hpcnn against the other one and runs there what exercises oneDNN:
 # test_backends' dnnl cases (every op against the reference backend), test_network's dnnl cases
-# (fusion, folded batch norm, finite differences, training), test_blas (dnnl_sgemm), and a short
+# (fusion, folded batch norm, finite differences, training), test_blas (dnnl_sgemm), test_int8
+# (int8 inference: the two APIs take int8 scales differently), and a short
 # hpcnn-train whose result file must name that oneDNN's version and instruction set.
 # The copy comes from `make distdir` (an in-tree build's source folder cannot host a second,
 # out-of-tree configure) and is configured with oneDNN and the reference backend only (no CUDA,
@@ -46,13 +47,14 @@ mkdir -p "$build"
 cd "$build" || exit 1
 step configure "$src/configure" --without-cuda --without-openblas --without-eigen "$with" CXXFLAGS=-O1
 grep -E '^  oneDNN ' "$out/configure.log"
-step make "$make" -j"$(nproc)" hpcnn-train tests/test_backends tests/test_network tests/test_blas
+step make "$make" -j"$(nproc)" hpcnn-train tests/test_backends tests/test_network tests/test_blas tests/test_int8
 
 got=$(./hpcnn-train --list | sed -n 's/^  dnnl  *oneDNN \([0-9]*\)\..*/\1/p')
 [ "$got" = "$major" ] || { echo "FAIL: the second build runs oneDNN '${got:-none}', not $major"; exit 1; }
 run ./tests/test_backends --gtest_brief=1
 run ./tests/test_network --gtest_brief=1
 run ./tests/test_blas --gtest_brief=1
+run ./tests/test_int8 --gtest_brief=1
 run ./hpcnn-train --model resnet18 --backend dnnl --batch 4 --iters 2 --warmup 1 --quiet --output "$out/res"
 attr() { h5dump -a "/provenance/libraries/$1" "$out"/res/*.h5 | sed -n 's/^ *(0): "\(.*\)"/\1/p'; }
 version=$(attr oneDNN) isa=$(attr oneDNN_isa)

@@ -65,6 +65,8 @@ class CudaBackend final : public Backend {
       throw SettingError("cudnn_api", "'" + s.cudnn_api + "'", "not graph or legacy");
     if (s.layout != "auto" && s.layout != "nchw" && s.layout != "nhwc")
       throw SettingError("layout", "'" + s.layout + "'", "not auto, nchw or nhwc");
+    if (s.precision == Precision::Int8)
+      throw SettingError("precision", "int8", "backend 'cuda' computes in fp32, tf32 or bf16 (int8: the dnnl backend)");
     if (s.precision == Precision::Bf16 && info_.cc_major < 8)
       throw SettingError("precision", "bf16",
                          info_.name + " (compute capability " + std::to_string(info_.cc_major) + "." +

@@ -10,6 +10,7 @@
 #include "engine/cpu_backend.hpp"
 #include "base/errors.hpp"
 #include "kernels/dnnl/dnnl_backend.hpp"
+#include "kernels/dnnl/int8.hpp"
 #include "kernels/dnnl/layout.hpp"
 #include "kernels/dnnl/ops.hpp"
 #include "kernels/dnnl/precision.hpp"
@@ -30,8 +31,8 @@ class DnnlBackend final : public CpuBackend {
 
   std::string name() const override { return "dnnl"; }
 
-  // fp32, or bf16 where this CPU has a bf16 kernel (precision_problem below); the convolution
-  // algorithm.
+  // fp32, bf16 where this CPU has a bf16 kernel (precision_problem below), or int8 inference with
+  // the calibrated input ranges of its layers; the convolution algorithm.
   void configure(const BackendSettings& s) override {
     BackendSettings rest = s;
     rest.precision = Precision::Fp32;
@@ -42,11 +43,24 @@ class DnnlBackend final : public CpuBackend {
     if (s.precision == Precision::Fp32) return;
     if (const std::string why = precision_problem(s.precision); !why.empty())
       throw SettingError("precision", precision_name(s.precision), "backend 'dnnl': " + why);
+    if (s.precision == Precision::Int8) {
+      if (!s.calibration)
+        throw SettingError("precision", "int8", "backend 'dnnl': no calibrated input ranges (a calibration pass)");
+      ctx_->int8 = true;
+      ctx_->ranges = s.calibration;
+      return;
+    }
     ctx_->compute = dt::bf16;
   }
 
+  std::string precision_exceptions() const override {
+    std::string names;
+    for (const std::string& n : ctx_->fp32_in_int8) names += (names.empty() ? "" : ",") + n;
+    return names.empty() ? names : "fp32 (no optimized int8 kernel): " + names;
+  }
+
   static std::string precision_problem(Precision p) {
-    if (p == Precision::Tf32) return "tf32 is a GPU tensor-core format (the CPU runs fp32 or bf16)";
+    if (p == Precision::Tf32) return "tf32 is a GPU tensor-core format (the CPU runs fp32, bf16 or int8)";
     return p == Precision::Bf16 ? bf16_support().problem : std::string();
   }
 
@@ -138,6 +152,11 @@ class DnnlBackend final : public CpuBackend {
       v.push_back({"oneDNN_bf16", "convolutions and inner products (f32 accumulation, output, master weights)"});
       v.push_back({"oneDNN_bf16_kernel", bf16_kernel_text(bf16_support())});
     }
+    if (ctx_->int8) {
+      v.push_back({"oneDNN_int8", "convolutions and inner products: u8/s8 inputs (per-tensor scales from calibration), "
+                                  "s8 weights (per output channel), int32 accumulation, fp32 output"});
+      v.push_back({"oneDNN_int8_kernel", int8_kernel_text()});
+    }
     return v;
   }
 
@@ -155,7 +174,7 @@ void register_dnnl_backend(Registry<BackendInfo>& registry) {
   // OpenMP runs at most its thread-limit-var (OMP_THREAD_LIMIT) threads; unset, it is INT_MAX,
   // which means no limit.
   const int omp_limit = omp_get_thread_limit();
-  BackendInfo info{"dnnl", "oneDNN " + version_string() + " primitives (fp32; bf16 where the CPU has a kernel)",
+  BackendInfo info{"dnnl", "oneDNN " + version_string() + " primitives (fp32; bf16 where the CPU has a kernel; int8 inference)",
                    make_dnnl_backend, omp_limit == INT_MAX ? ThreadLimit::none() : ThreadLimit(omp_limit)};
   info.precision_problem = DnnlBackend::precision_problem;
   info.own_settings = {"conv_algorithm"};

@@ -4,8 +4,13 @@
 // dilation, eltwise post-ops lost their scale, memory::desc::dims() became get_dims() and some
 // cpu_isa values went away. Every op in this folder creates its primitive descriptors through the
 // functions below, so the ops read the same for both APIs (Debian 12's 2.6, Debian 13/Spack/
-// EasyBuild's 3.x). Bias arguments: a zero memory::desc means "no bias".
+// EasyBuild's 3.x). Bias arguments: a zero memory::desc means "no bias". int8 scales are attributes
+// in 2.x and execution arguments in 3.x.
 #pragma once
+
+#include <cstddef>
+#include <unordered_map>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -234,6 +239,53 @@ inline dnnl::binary::primitive_desc binary(const engine& e, algorithm alg, const
   return pd(e, alg, a, b, dst, attr);
 #else
   return pd(dnnl::binary::desc(alg, a, b, dst), attr, e);
+#endif
+}
+
+// ---- int8 scales ---------------------------------------------------------------------------------
+// A convolution's or inner product's int8 scales: the src's per tensor, the weights' per output
+// channel (weights dimension 0, dst dimension 1). 2.x bakes their products into the primitive as
+// output scales and adds the bias before it scales (so the bias arrives divided by them); 3.x
+// takes the scales at execution (int8_scale_arg) and adds the bias as it is.
+inline constexpr bool kInt8BiasScaled = !kV3;
+
+inline void set_int8_scales(primitive_attr& a, float src, const std::vector<float>& weights) {
+#if DNNL_VERSION_MAJOR >= 3
+  (void)src;
+  (void)weights;
+  a.set_scales_mask(DNNL_ARG_SRC, 0);
+  a.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 0);
+#else
+  std::vector<float> out(weights.size());
+  for (std::size_t o = 0; o < weights.size(); ++o) out[o] = src * weights[o];
+  a.set_output_scales(1 << 1, out);
+#endif
+}
+
+// A reorder from f32 into int8 that divides by `scale` (then rounds to nearest and saturates).
+inline void set_quantize_scale(primitive_attr& a, float scale) {
+#if DNNL_VERSION_MAJOR >= 3
+  (void)scale;
+  a.set_scales_mask(DNNL_ARG_DST, 0);
+#else
+  a.set_output_scales(0, {1.0f / scale});
+#endif
+}
+
+// 3.x: the execution argument carrying the scales of `arg` (the caller's floats, which must
+// outlive the execution); 2.x: nothing (the scales are in the primitive).
+inline void int8_scale_arg(std::unordered_map<int, dnnl::memory>& args, const engine& e, int arg, const float* values,
+                           std::size_t count) {
+#if DNNL_VERSION_MAJOR >= 3
+  args[DNNL_ARG_ATTR_SCALES | arg] = dnnl::memory(md({static_cast<dims::value_type>(count)}, dnnl::memory::data_type::f32,
+                                                     dnnl::memory::format_tag::x),
+                                                  e, const_cast<float*>(values));
+#else
+  (void)args;
+  (void)e;
+  (void)arg;
+  (void)values;
+  (void)count;
 #endif
 }
 

@@ -5,13 +5,16 @@
 // batch norm (its weights scaled and a bias added per output channel, recomputed when the
 // parameters or statistics change), and a residual Add as a sum post-op onto the shortcut, which
 // is then its dst (before the ReLU post-op). In bf16 (Context::compute) the src, weights and
-// diff_dst are converted to bf16 on the way in; dst, diff_src and diff weights stay f32.
+// diff_dst are converted to bf16 on the way in; dst, diff_src and diff weights stay f32. In int8
+// (Context::int8, inference) the same layer runs on quantized inputs (int8.hpp) where oneDNN has an
+// optimized int8 kernel for it, in FP32 otherwise.
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/dnnl/conv_batch_gemm.hpp"
+#include "kernels/dnnl/int8.hpp"
 #include "kernels/dnnl/ops.hpp"
 
 namespace hpcnn::dnnl_impl {
@@ -290,21 +293,12 @@ class ConvOp final : public Op {
   // between two blocked formats, 4x faster than from plain OIHW (512x512x3x3: 0.17 vs 0.72 ms).
   const float* bd_weights() { return bd_w_in_.get(w_in_.last(), w_in_.want()); }
 
-  // The batch norm folded in: w'[o] = w[o] s[o], b'[o] = shift[o] + (b[o] - mean[o]) s[o] with
-  // s = scale / sqrt(var + eps), in double; redone when params_version changes (OpContext).
+  // The batch norm folded in (fold_batch_norm), redone when params_version changes (OpContext).
   const float* folded(const OpContext& x) {
     if (folded_version_ && x.params_version == folded_version_) return folded_.data();
-    if (!x.bn_weights || !x.bn_mean || !x.bn_var)
-      throw std::logic_error("dnnl conv: folded batch norm without its parameters in the context");
     const auto oc = static_cast<std::size_t>(compat::dims_of(w_plain_)[0]);
-    const std::size_t per = weight_count_ / oc;
     float* out = folded_.reserve((weight_count_ + oc) * sizeof(float));
-    for (std::size_t o = 0; o < oc; ++o) {
-      const double s = x.bn_weights[o] / std::sqrt(static_cast<double>(x.bn_var[o]) + bn_eps_);
-      for (std::size_t k = 0; k < per; ++k) out[o * per + k] = static_cast<float>(x.weights[o * per + k] * s);
-      const double b = conv_bias_ ? x.weights[weight_count_ + o] : 0.0;
-      out[weight_count_ + o] = static_cast<float>(x.bn_weights[oc + o] + (b - x.bn_mean[o]) * s);
-    }
+    fold_batch_norm(x, weight_count_, oc, conv_bias_, bn_eps_, out);
     folded_version_ = x.params_version;
     return out;
   }
@@ -340,10 +334,67 @@ class ConvOp final : public Op {
   std::unique_ptr<BatchGemmWeights> batch_dw_;  // instead of bwd_w_ where that is the gemm fallback
 };
 
+// int8 (Context::int8, inference): the same geometry and epilogue on quantized inputs (int8.hpp);
+// nullptr where oneDNN has no optimized int8 kernel for it.
+std::unique_ptr<Op> make_int8_conv(const ContextPtr& c, const Node& node, Inputs src, Tensor& dst, const Epilogue& e) {
+  const OpAttr& a = node.attr;
+  const Shape in = src[0]->shape;
+  const Tensor* shortcut = e.add ? src[1] : nullptr;
+  Tensor out = dst;
+  out.shape = Shape{in.n, node.out.c, node.out.h, node.out.w};
+  const ConvGeometry g = conv_geometry(a, in, out.shape, dt::f32);
+  Int8Layer l;
+  l.name = node.name;
+  l.src = in;
+  l.weights = {out.shape.c, in.c, a.kh, a.kw};
+  l.dst = shortcut ? residual_dst(*shortcut) : any_desc(out.shape);
+  l.bias = a.bias || e.batch_norm;
+  l.layer_bias = a.bias;
+  l.sum = shortcut != nullptr;
+  l.relu = e.relu;
+  l.batch_norm = e.batch_norm;
+  l.make = [c, g](const memory::desc& s, const memory::desc& w, const memory::desc& b, const memory::desc& d,
+                  const primitive_attr& attr) -> dnnl::primitive_desc {
+    return compat::conv_forward(c->engine, prop_kind::forward_inference, algorithm::convolution_direct, s, w, b, d,
+                                g.strides, g.pad_l, g.pad_r, attr);
+  };
+  std::unique_ptr<Op> op;
+  try {
+    op = make_int8_layer(c, std::move(l), out);
+  } catch (const dnnl::error&) {
+    if (shortcut) return nullptr;  // no int8 kernel with the sum onto this dst format: the separate add
+    throw;
+  }
+  if (!op) return nullptr;
+  if (shortcut) out.layout = shortcut->layout;
+  dst = out;
+  return op;
+}
+
 }  // namespace
+
+void fold_batch_norm(const OpContext& x, std::size_t weight_count, std::size_t oc, bool conv_bias, float eps,
+                     float* out) {
+  if (!x.bn_weights || !x.bn_mean || !x.bn_var)
+    throw std::logic_error("dnnl conv: folded batch norm without its parameters in the context");
+  const std::size_t per = weight_count / oc;
+  for (std::size_t o = 0; o < oc; ++o) {
+    const double s = x.bn_weights[o] / std::sqrt(static_cast<double>(x.bn_var[o]) + eps);
+    for (std::size_t k = 0; k < per; ++k) out[o * per + k] = static_cast<float>(x.weights[o * per + k] * s);
+    const double b = conv_bias ? x.weights[weight_count + o] : 0.0;
+    out[weight_count + o] = static_cast<float>(x.bn_weights[oc + o] + (b - x.bn_mean[o]) * s);
+  }
+}
 
 std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src, Mode mode, Tensor& dst,
                               const Epilogue& e) {
+  if (c->int8 && mode == Mode::Infer) {
+    if (e.add && src.size() != 2) return nullptr;
+    std::unique_ptr<Op> op = make_int8_conv(c, node, src, dst, e);
+    // A declined residual: the executor adds separately and asks again without it.
+    if (op || e.add) return op;
+    c->fp32_in_int8.push_back(node.name);  // no optimized int8 kernel for this layer
+  }
   if (!e.add) return std::make_unique<ConvOp>(c, node, *src[0], nullptr, mode, dst, e);
   // A residual epilogue only where oneDNN runs it in an optimized kernel; else the executor falls
   // back to the separate add (dst is untouched until an op is returned).

@@ -3,7 +3,9 @@
 // without any weight reorder (falling back to the formats the primitive prefers); dst is plain
 // {n, O} = NCHW {n, O, 1, 1}. In bf16 (Context::compute) src, weights and diff_dst are converted
 // to bf16 on the way in (in the formats the primitives choose: the weights are converted anyway);
-// dst, diff_src and the weight gradients stay f32.
+// dst, diff_src and the weight gradients stay f32. In int8 (Context::int8, inference) the layer
+// runs on quantized inputs (int8.hpp) where oneDNN has an optimized int8 kernel for it.
+#include "kernels/dnnl/int8.hpp"
 #include "kernels/dnnl/ops.hpp"
 
 namespace hpcnn::dnnl_impl {
@@ -149,10 +151,38 @@ class InnerProductOp final : public Op {
   Mem bw_src_m_, bw_dw_m_, bw_db_m_, diff_dst_m_;
 };
 
+// int8 (Context::int8, inference): quantized inputs (int8.hpp); nullptr where oneDNN has no
+// optimized int8 kernel for the layer.
+std::unique_ptr<Op> make_int8_inner_product(const ContextPtr& c, const Node& node, const Tensor& src, Tensor& dst,
+                                            bool relu) {
+  const Shape in = src.shape;
+  const int outs = node.attr.out_channels;
+  Int8Layer l;
+  l.name = node.name;
+  l.src = in;
+  l.weights = {outs, in.c, in.h, in.w};
+  l.dst = memory::desc({in.n, outs}, dt::f32, tag::nc);
+  l.bias = l.layer_bias = node.attr.bias;
+  l.relu = relu;
+  l.make = [c](const memory::desc& s, const memory::desc& w, const memory::desc& b, const memory::desc& d,
+               const primitive_attr& attr) -> dnnl::primitive_desc {
+    return compat::ip_forward(c->engine, prop_kind::forward_inference, s, w, b, d, attr);
+  };
+  Tensor out = dst;
+  out.shape = Shape{in.n, outs, 1, 1};
+  std::unique_ptr<Op> op = make_int8_layer(c, std::move(l), out);
+  if (op) dst = out;
+  return op;
+}
+
 }  // namespace
 
 std::unique_ptr<Op> make_inner_product(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
                                        Tensor& dst, bool relu) {
+  if (c->int8 && mode == Mode::Infer) {
+    if (std::unique_ptr<Op> op = make_int8_inner_product(c, node, *src[0], dst, relu)) return op;
+    c->fp32_in_int8.push_back(node.name);  // no optimized int8 kernel for this layer
+  }
   return std::make_unique<InnerProductOp>(c, node, *src[0], mode, dst, relu);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct Context {
   // accumulation, f32 output and weight gradients, f32 master weights. Every tensor between ops
   // stays f32.
   memory::data_type compute = memory::data_type::f32;
+  // int8 inference (kernels/dnnl/int8.hpp): convolutions and inner products on quantized inputs,
+  // with the calibrated input ranges of every such layer; the layers oneDNN has no optimized int8
+  // kernel for run in FP32 and are listed.
+  bool int8 = false;
+  std::shared_ptr<const ActivationRanges> ranges;
+  std::vector<std::string> fp32_in_int8;
 };
 using ContextPtr = std::shared_ptr<Context>;
 

@@ -37,6 +37,12 @@ std::unique_ptr<Op> make_dropout(const ContextPtr& c, const Node& node, Inputs s
 std::unique_ptr<Op> make_softmax_xent(const ContextPtr& c, const Node& node, Inputs src, Mode mode,
                                       Tensor& dst);
 
+// A convolution's weights and bias with the inference batch norm after it folded in (x.bn_*):
+// w'[o] = w[o] s[o], b'[o] = shift[o] + (b[o] - mean[o]) s[o] with s = scale / sqrt(var + eps), in
+// double. `out` receives weight_count + oc floats; conv_bias: x.weights holds the layer's own bias.
+void fold_batch_norm(const OpContext& x, std::size_t weight_count, std::size_t oc, bool conv_bias, float eps,
+                     float* out);
+
 // Attributes with a ReLU post-op (or none).
 dnnl::primitive_attr relu_post_op(bool relu);
 

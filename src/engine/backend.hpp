@@ -16,6 +16,7 @@
 #include "engine/graph.hpp"
 #include "engine/op.hpp"
 #include "engine/tensor.hpp"
+#include "engine/value_range.hpp"
 
 namespace hpcnn {
 
@@ -42,12 +43,15 @@ using LibraryVersions = std::vector<std::pair<std::string, std::string>>;
 
 // Numerics and algorithm settings of a backend (hpcnn-train/-infer options). CPU backends run fp32,
 // and the precisions their registration names (BackendInfo::precision_problem) where the CPU can.
-enum class Precision { Fp32, Tf32, Bf16 };
-const char* precision_name(Precision p);  // "fp32", "tf32", "bf16"
+enum class Precision { Fp32, Tf32, Bf16, Int8 };
+const char* precision_name(Precision p);  // "fp32", "tf32", "bf16", "int8"
 struct BackendSettings {
   // fp32: plain FP32 arithmetic (no tensor-core TF32). tf32: FP32 storage, TF32 tensor-core math
   // in convolutions and matrix products. bf16: BF16 activations and math with FP32 master weights,
-  // gradients and optimizer (no loss scaling needed: BF16 has FP32's exponent range).
+  // gradients and optimizer (no loss scaling needed: BF16 has FP32's exponent range). int8
+  // (inference only): convolutions and fully connected layers on int8 inputs quantized with the
+  // scales `calibration` gives (activations per tensor, weights per output channel), int32
+  // accumulation, FP32 output; every other layer in FP32.
   Precision precision = Precision::Fp32;
   // GPU: time every cuDNN algorithm once per shape and keep the fastest (instead of heuristics).
   bool cudnn_benchmark = false;
@@ -63,6 +67,9 @@ struct BackendSettings {
   // batch norm's ReLU runs inside cuDNN's batch norm where it supports it.
   std::string cudnn_api = "graph";
   bool cudnn_bn_activation = true;
+  // int8: the calibrated input range of every convolution and fully connected layer
+  // (engine/calibration.hpp).
+  std::shared_ptr<const ActivationRanges> calibration;
 };
 
 class Backend {
@@ -131,6 +138,9 @@ class Backend {
   virtual void set_threads(int n) = 0;
   virtual int threads() const = 0;
   virtual LibraryVersions versions() const = 0;
+  // Layers of the networks made so far that do not compute in the configured precision, and why
+  // (e.g. int8 layers that run in fp32 where the library has no optimized int8 kernel); empty: none.
+  virtual std::string precision_exceptions() const { return {}; }
   // High-water mark of device memory in bytes (0 on CPU backends, whose memory is the RSS).
   virtual std::size_t peak_device_bytes() const { return 0; }
 

@@ -19,6 +19,7 @@ const char* precision_name(Precision p) {
     case Precision::Fp32: return "fp32";
     case Precision::Tf32: return "tf32";
     case Precision::Bf16: return "bf16";
+    case Precision::Int8: return "int8";
   }
   return "?";
 }

@@ -1,0 +1,237 @@
+// int8 inference (--precision int8, dnnl backend) against the fp32 reference.
+//
+// A single convolution or fully connected layer is checked element by element within the bound
+// its quantization allows: with the input quantized at scale s_x (its calibrated largest magnitude
+// over 127, or over 255 where it never goes below zero) and the weights of output channel o at
+// s_w[o] (their largest magnitude over 127), each factor is off by at most half its step, the
+// int32 sums are exact, so |y_int8 - y| <= sum_k (|w_k| s_x/2 + |x_k| s_w[o]/2 + s_x s_w[o]/4),
+// plus fp32's own rounding. Whole networks (batch norm folded, residual adds, ReLUs fused) are
+// checked against fp32 within a stated fraction of the output's magnitude, and must differ from it
+// by more than fp32's rounding (so int8 is what ran).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/errors.hpp"
+#include "engine/backend.hpp"
+#include "engine/calibration.hpp"
+#include "engine/models.hpp"
+#include "engine/network.hpp"
+#include "harness/synthetic_data.hpp"
+#include "kernels/registry.hpp"
+
+namespace hpcnn {
+namespace {
+
+bool have_dnnl() { return backend_registry().find("dnnl") != nullptr; }
+
+std::unique_ptr<Backend> fp32_backend(const std::string& name) {
+  std::unique_ptr<Backend> b = make_backend(name);
+  b->configure(BackendSettings{});
+  return b;
+}
+
+std::unique_ptr<Backend> int8_backend(const ActivationRanges& ranges) {
+  std::unique_ptr<Backend> b = make_backend("dnnl");
+  BackendSettings s;
+  s.precision = Precision::Int8;
+  s.calibration = std::make_shared<const ActivationRanges>(ranges);
+  b->configure(s);
+  return b;
+}
+
+NetworkOptions infer_options(int batch, bool fuse = true) {
+  NetworkOptions o;
+  o.batch = batch;
+  o.mode = Mode::Infer;
+  o.seed = 3;
+  o.fuse_relu = fuse;
+  return o;
+}
+
+// Gaussian input; made non-negative (as after a ReLU) when `unsigned_input`.
+std::vector<float> make_input(const Shape& sample, int batch, bool unsigned_input) {
+  SyntheticData data(sample, 4, batch, 17, 1);
+  std::vector<float> x(data.images(0), data.images(0) + sample.per_sample() * batch);
+  if (unsigned_input)
+    for (float& v : x) v = std::fabs(v);
+  return x;
+}
+
+ActivationRanges calibrate_on(Backend& fp32, const Graph& g, const std::vector<float>& x, int batch) {
+  Network net(fp32, g, calibration_options(batch, 3));
+  return calibrate(net, 1, [&](Network& n, int) { n.set_input(x.data(), nullptr); });
+}
+
+std::vector<float> run(Backend& be, const Graph& g, const std::vector<float>& x, int batch,
+                       const std::vector<float>& params = {}) {
+  Network net(be, g, infer_options(batch));
+  if (!params.empty()) net.set_params(params);
+  net.set_input(x.data(), nullptr);
+  net.forward();
+  be.synchronize();
+  return net.read_output(g.output());
+}
+
+float largest(const std::vector<float>& v, std::size_t from, std::size_t n) {
+  float m = 0;
+  for (std::size_t i = from; i < from + n; ++i) m = std::max(m, std::fabs(v[i]));
+  return m;
+}
+
+// The per-output bound of a convolution (a fully connected layer: kernel = input size, no
+// padding, 1x1 output) with stride 1.
+struct ConvCase {
+  const char* name;
+  Shape in;  // per sample
+  int out, kernel, pad;
+  bool fc, unsigned_input;
+};
+
+class Int8Layer : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Int8Layer, WithinTheQuantizationBound) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  const ConvCase c = GetParam();
+  const int batch = 3;
+  Graph g(c.in);
+  if (c.fc) g.fully_connected(g.input(), c.out, true);
+  else g.conv(g.input(), c.out, c.kernel, 1, c.pad, true);
+  g.finalize();
+  const std::vector<float> x = make_input(c.in, batch, c.unsigned_input);
+  auto ref_be = fp32_backend("reference");
+  const ActivationRanges ranges = calibrate_on(*ref_be, g, x, batch);
+  auto q_be = int8_backend(ranges);
+  // Biases as large as the outputs (initialization makes them small), so a bias scaled wrongly shows.
+  Network params_net(*ref_be, g, infer_options(batch));
+  std::vector<float> p = params_net.get_params();
+  const std::size_t weights = p.size() - static_cast<std::size_t>(c.out);
+  for (int o = 0; o < c.out; ++o) p[weights + o] = 0.5f + 0.25f * static_cast<float>(o % 5);
+  const std::vector<float> ref = run(*ref_be, g, x, batch, p), got = run(*q_be, g, x, batch, p);
+  EXPECT_EQ(q_be->precision_exceptions(), "") << "the layer did not run in int8";
+
+  const int C = c.in.c, H = c.in.h, W = c.in.w;
+  const int kh = c.fc ? H : c.kernel, kw = c.fc ? W : c.kernel, pad = c.fc ? 0 : c.pad;
+  const int OH = H + 2 * pad - kh + 1, OW = W + 2 * pad - kw + 1;
+  const std::size_t per = static_cast<std::size_t>(C) * kh * kw;
+  const ValueRange r = ranges.begin()->second;
+  const double sx = r.min >= 0 ? r.max / 255.0 : r.abs_max() / 127.0;
+  double worst = 0, scale = largest(ref, 0, ref.size());
+  for (int n = 0; n < batch; ++n)
+    for (int o = 0; o < c.out; ++o) {
+      const double sw = largest(p, o * per, per) / 127.0;
+      for (int oy = 0; oy < OH; ++oy)
+        for (int ox = 0; ox < OW; ++ox) {
+          double bound = 0, magnitude = std::fabs(p[c.out * per + o]);
+          for (int ci = 0; ci < C; ++ci)
+            for (int ky = 0; ky < kh; ++ky)
+              for (int kx = 0; kx < kw; ++kx) {
+                const int iy = oy + ky - pad, ix = ox + kx - pad;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const double w = p[o * per + (ci * kh + ky) * kw + kx];
+                const double v = x[((static_cast<std::size_t>(n) * C + ci) * H + iy) * W + ix];
+                bound += std::fabs(w) * sx / 2 + std::fabs(v) * sw / 2 + sx * sw / 4;
+                magnitude += std::fabs(w * v);
+              }
+          const std::size_t i = ((static_cast<std::size_t>(n) * c.out + o) * OH + oy) * OW + ox;
+          const double err = std::fabs(got[i] - ref[i]);
+          worst = std::max(worst, err);
+          ASSERT_LE(err, bound + 1e-5 * magnitude)
+              << c.name << ": output (" << n << "," << o << "," << oy << "," << ox << ") int8 " << got[i] << " fp32 "
+              << ref[i] << ", beyond the quantization bound " << bound;
+        }
+    }
+  std::printf("  %s: worst |int8 - fp32| %.3g of max|fp32| (input %s, scale %.3g)\n", c.name, worst / scale,
+              r.min >= 0 ? "u8" : "s8", sx);
+  EXPECT_GT(worst, 1e-4 * scale) << c.name << ": no int8 rounding visible: did it compute in fp32?";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ConvAndFc, Int8Layer,
+    ::testing::Values(ConvCase{"conv3x3_s8", {1, 16, 9, 9}, 32, 3, 1, false, false},
+                      ConvCase{"conv3x3_u8", {1, 16, 9, 9}, 32, 3, 1, false, true},
+                      ConvCase{"conv5x5_3ch_s8", {1, 3, 12, 12}, 8, 5, 0, false, false},
+                      ConvCase{"conv1x1_u8", {1, 64, 4, 4}, 24, 1, 0, false, true},
+                      ConvCase{"fc_s8", {1, 20, 3, 3}, 10, 0, 0, true, false},
+                      ConvCase{"fc_u8", {1, 256, 1, 1}, 64, 0, 0, true, true}),
+    [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
+
+// Whole models: batch norms folded, residual adds and ReLUs fused into int8 convolutions. Each
+// layer adds about 2^-8 of its output's magnitude in rounding; over a model's depth the logits
+// stay within a few percent of fp32's largest logit (5% allowed), and the predicted class
+// agrees for most images.
+TEST(Int8Model, CloseToFp32) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  for (const char* model : {"lenet5", "resnet18-cifar", "alexnet"}) {
+    ModelConfig mc;
+    mc.input = {1, 3, 32, 32};
+    if (std::string(model) == "alexnet") mc.input = {1, 3, 64, 64};
+    mc.classes = 10;
+    mc.loss = false;
+    const Graph g = build_model(model, mc);
+    const int batch = 16;
+    SyntheticData data(mc.input, 10, batch, 5, 3);
+    auto fp32 = fp32_backend("dnnl");
+    Network cal(*fp32, g, calibration_options(batch, 3));
+    const ActivationRanges ranges =
+        calibrate(cal, 2, [&](Network& n, int k) { n.set_input(data.images(k + 1), data.labels(k + 1)); });
+    auto q = int8_backend(ranges);
+    const std::vector<float> x(data.images(0), data.images(0) + mc.input.per_sample() * batch);
+    const std::vector<float> ref = run(*fp32, g, x, batch), got = run(*q, g, x, batch);
+    EXPECT_EQ(q->precision_exceptions(), "") << model;
+    const double scale = largest(ref, 0, ref.size());
+    double worst = 0;
+    int agree = 0;
+    for (int n = 0; n < batch; ++n) {
+      const auto* r = ref.data() + n * 10;
+      const auto* o = got.data() + n * 10;
+      agree += std::max_element(r, r + 10) - r == std::max_element(o, o + 10) - o;
+      for (int k = 0; k < 10; ++k) worst = std::max(worst, static_cast<double>(std::fabs(r[k] - o[k])));
+    }
+    std::printf("  %s: worst |int8 - fp32| logit %.3g of max|fp32|, top-1 agrees on %d of %d\n", model, worst / scale,
+                agree, batch);
+    EXPECT_LE(worst, 0.05 * scale) << model;
+    EXPECT_GT(worst, 1e-4 * scale) << model << ": no int8 rounding visible";
+    EXPECT_GE(agree, batch * 3 / 4) << model;
+  }
+}
+
+// Bad settings: int8 without calibration ranges, or on a backend without int8, is refused.
+TEST(Int8Settings, RefusedWithoutCalibrationOrSupport) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  BackendSettings s;
+  s.precision = Precision::Int8;
+  EXPECT_THROW(make_backend("dnnl")->configure(s), SettingError);
+  const BackendInfo* ref = backend_registry().find("reference");
+  ASSERT_NE(ref, nullptr);
+  EXPECT_THROW(check_cpu_settings(*ref, s), SettingError);
+}
+
+// The calibration pass records each conv/fc input's exact range.
+TEST(Calibration, RangesOfEveryLayerInput) {
+  Graph g({1, 2, 4, 4});
+  const int c1 = g.conv(g.input(), 3, 3, 1, 1, true, "c1");
+  g.fully_connected(g.relu(c1), 5, true, "fc");
+  g.finalize();
+  auto be = fp32_backend("reference");
+  Network net(*be, g, calibration_options(2, 1));
+  std::vector<float> a(64), b(64);
+  for (int i = 0; i < 64; ++i) {
+    a[i] = static_cast<float>(i) * 0.1f - 1.0f;  // -1 .. 5.3
+    b[i] = static_cast<float>(i) * -0.2f;          // -12.6 .. 0
+  }
+  const ActivationRanges r = calibrate(net, 2, [&](Network& n, int k) { n.set_input((k ? b : a).data(), nullptr); });
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_FLOAT_EQ(r.at("c1").min, -12.6f);
+  EXPECT_FLOAT_EQ(r.at("c1").max, 5.3f);
+  EXPECT_GE(r.at("fc").min, 0.0f);  // after the ReLU
+  EXPECT_GT(r.at("fc").max, 0.0f);
+}
+
+}  // namespace
+}  // namespace hpcnn
