@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 namespace hpcnn {
 
@@ -25,6 +26,13 @@ class Allreduce {
   // on every rank. Collective in the non-blocking sense: every rank must start the same operations
   // (same counts) in the same order. `data` must not be touched until wait_all() returns.
   virtual void start(float* data, std::size_t count) = 0;
+  // bf16 (hpcnn-scale --exchange-precision bf16): starts summing `count` bf16 values (their bit
+  // patterns) at `data` in place, each addition rounded to bf16 as NCCL's bf16 allreduce rounds:
+  // half the bytes of the fp32 sum. Only where sums_bf16(); the same contract as start().
+  virtual bool sums_bf16() const { return false; }
+  virtual void start_bf16(std::uint16_t* /*data*/, std::size_t /*count*/) {
+    throw std::logic_error("allreduce: this scheme sums fp32 only");
+  }
   // Advances every operation in flight without blocking; true when none is left.
   virtual bool progress() = 0;
   // Blocks until every operation started has completed.

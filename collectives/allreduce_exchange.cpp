@@ -7,10 +7,12 @@
 // Gradients live where the backend keeps them. ExchangeMemory::Device hands device pointers to
 // the scheme (nccl orders itself after the backend's stream; CUDA-aware mpi needs the device
 // synchronized first); HostStaged copies each bucket to the host before its allreduce and every
-// summed bucket back before the update (collectives/staging.hpp).
+// summed bucket back before the update (collectives/staging.hpp). In bf16 (ExchangeSetup::bf16)
+// each bucket is packed into bf16 before its allreduce and widened after the wait.
 
 #include "collectives/exchange.hpp"
 #include "collectives/staging.hpp"
+#include "base/bf16.hpp"
 #include "base/errors.hpp"
 
 namespace hpcnn {
@@ -28,6 +30,12 @@ class AllreduceExchange : public Exchange {
     MPI_Comm_dup(s.world, &workers_);
     MPI_Comm_size(workers_, &worker_count_);
     allreduce_ = make(workers_);
+    if (s.bf16) {
+      if (!allreduce_->sums_bf16() || s.memory == ExchangeMemory::Device)
+        throw SettingError("exchange_precision", "bf16",
+                           "this scheme sums fp32 only (bf16: mpi, ring, rhd, in host memory)");
+      packed_.resize(s.param_count);
+    }
     // Device pointers: the scheme either orders itself after the backend's stream, or the device
     // must have finished the bucket before start() (Staging::pull synchronizes when staged).
     if (s.memory == ExchangeMemory::Device) sync_before_start_ = !allreduce_->set_producer_stream(backend_.stream());
@@ -42,8 +50,15 @@ class AllreduceExchange : public Exchange {
     const Bucket& bucket = buckets_.buckets().at(static_cast<std::size_t>(b));
     if (sync_before_start_) backend_.synchronize();
     staging_.pull(grads, bucket.offset, bucket.count);
-    allreduce_->start(staging_.host(grads) + bucket.offset, bucket.count);
-    if (staging_.enabled()) started_.push_back(b);
+    float* host = staging_.host(grads) + bucket.offset;
+    if (packed_.empty()) {
+      allreduce_->start(host, bucket.count);
+    } else {
+      std::uint16_t* packed = packed_.data() + bucket.offset;
+      for (std::size_t i = 0; i < bucket.count; ++i) packed[i] = bf16_bits(host[i]);
+      allreduce_->start_bf16(packed, bucket.count);
+    }
+    if (staging_.enabled() || !packed_.empty()) started_.push_back(b);
   }
   void progress() override { allreduce_->progress(); }
   void wait(float*, float* grads) override { finish(grads); }
@@ -67,11 +82,17 @@ class AllreduceExchange : public Exchange {
   }
 
  private:
-  // Every operation complete and, when staged, every summed bucket back in the device buffer.
+  // Every operation complete and every summed bucket in the gradients: widened from bf16 and,
+  // when staged, back in the device buffer.
   void finish(float* grads) {
     allreduce_->wait_all();
     for (int b : started_) {
       const Bucket& bucket = buckets_.buckets()[static_cast<std::size_t>(b)];
+      if (!packed_.empty()) {
+        float* host = staging_.host(grads) + bucket.offset;
+        const std::uint16_t* packed = packed_.data() + bucket.offset;
+        for (std::size_t i = 0; i < bucket.count; ++i) host[i] = bf16_value(packed[i]);
+      }
       staging_.push(grads, bucket.offset, bucket.count);
     }
     started_.clear();
@@ -83,7 +104,8 @@ class AllreduceExchange : public Exchange {
   Staging staging_;
   std::unique_ptr<Allreduce> allreduce_;
   bool sync_before_start_ = false;
-  std::vector<int> started_;  // staged buckets in flight this step
+  std::vector<int> started_;  // staged or bf16 buckets in flight this step
+  std::vector<std::uint16_t> packed_;  // --exchange-precision bf16: the gradients as bf16
 };
 
 }  // namespace

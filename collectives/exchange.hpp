@@ -59,6 +59,10 @@ struct ExchangeSetup {
   OptimizerSettings optimizer;
   Backend* backend = nullptr;          // runs the optimizer (workers, or servers for their shard)
   ExchangeMemory memory = ExchangeMemory::Host;  // choose_exchange_memory(scheme, *backend)
+  // --exchange-precision bf16: each bucket is rounded to bf16 and summed in bf16 (half the bytes),
+  // then widened to fp32 for the update, as PyTorch DDP's bf16 compression hook does. Allreduce
+  // schemes that sum bf16 in host memory only (Allreduce::sums_bf16); others refuse it.
+  bool bf16 = false;
   // Parameter servers: has this process received a stop signal? Asked by every worker before each
   // step's wait and by the first server before each reply; the servers then make one step the
   // last (stop_agreed). Empty: never. (Allreduce schemes stop through the training loop's

@@ -4,6 +4,8 @@
 #include <new>
 #include <utility>
 
+#include "base/bf16.hpp"
+
 namespace hpcnn {
 
 HostFloats::HostFloats(std::size_t n) : data_(n ? new float[n]() : nullptr), size_(n) {}
@@ -26,6 +28,10 @@ void copy_floats(float* dst, const float* src, std::size_t n) { std::copy(src, s
 
 void add_floats(float* __restrict dst, const float* __restrict src, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+void add_bf16(std::uint16_t* __restrict dst, const std::uint16_t* __restrict src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_bits(bf16_value(dst[i]) + bf16_value(src[i]));
 }
 
 void scale_floats(float* data, std::size_t n, float factor) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace hpcnn {
 
@@ -30,5 +31,7 @@ class HostFloats {
 void copy_floats(float* dst, const float* src, std::size_t n);
 void add_floats(float* __restrict dst, const float* __restrict src, std::size_t n);  // dst[i] += src[i]
 void scale_floats(float* data, std::size_t n, float factor);                         // data[i] *= factor
+// bf16 values as bit patterns: dst[i] = bf16(dst[i] + src[i]), the sum rounded to nearest even.
+void add_bf16(std::uint16_t* __restrict dst, const std::uint16_t* __restrict src, std::size_t n);
 
 }  // namespace hpcnn

@@ -6,6 +6,7 @@
 
 #include "base/activity.hpp"
 #include "base/errors.hpp"
+#include "collectives/host_buffers.hpp"
 
 namespace hpcnn {
 
@@ -17,20 +18,34 @@ int checked_int(std::size_t n) {
   return static_cast<int>(n);
 }
 
+// MPI has no bf16 type: the values travel as 16-bit integers and this operation sums them as
+// bf16 (commutative: the library may order the additions as it likes, as with MPI_SUM on floats).
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  add_bf16(static_cast<std::uint16_t*>(inout), static_cast<const std::uint16_t*>(in), static_cast<std::size_t>(*len));
+}
+
 class MpiAllreduce : public Allreduce {
  public:
   explicit MpiAllreduce(MPI_Comm comm) {
     MPI_Comm_dup(comm, &comm_);
     MPI_Comm_size(comm_, &size_);
+    MPI_Op_create(&bf16_sum, 1, &bf16_op_);
   }
   ~MpiAllreduce() override {
     if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    MPI_Op_free(&bf16_op_);
     MPI_Comm_free(&comm_);
   }
   void start(float* data, std::size_t count) override {
     requests_.push_back(MPI_REQUEST_NULL);
     MPI_Iallreduce(MPI_IN_PLACE, data, checked_int(count), MPI_FLOAT, MPI_SUM, comm_, &requests_.back());
-    count_traffic(count);
+    count_traffic(count * sizeof(float));
+  }
+  bool sums_bf16() const override { return true; }
+  void start_bf16(std::uint16_t* data, std::size_t count) override {
+    requests_.push_back(MPI_REQUEST_NULL);
+    MPI_Iallreduce(MPI_IN_PLACE, data, checked_int(count), MPI_UINT16_T, bf16_op_, comm_, &requests_.back());
+    count_traffic(count * sizeof(std::uint16_t));
   }
   bool progress() override {
     int done = 0;
@@ -49,22 +64,23 @@ class MpiAllreduce : public Allreduce {
   }
   void run(float* data, std::size_t count) override {
     MPI_Allreduce(MPI_IN_PLACE, data, checked_int(count), MPI_FLOAT, MPI_SUM, comm_);
-    count_traffic(count);
+    count_traffic(count * sizeof(float));
   }
   void run_out_of_place(const float* send, float* recv, std::size_t count) override {
     MPI_Allreduce(send, recv, checked_int(count), MPI_FLOAT, MPI_SUM, comm_);
-    count_traffic(count);
+    count_traffic(count * sizeof(float));
   }
   Traffic traffic() const override { return traffic_; }
 
  private:
   // The library's messages are invisible to us: count the bus volume of an optimal allreduce.
-  void count_traffic(std::size_t count) {
-    const auto bytes = static_cast<std::int64_t>(count * sizeof(float)) * 2 * (size_ - 1) / size_;
+  void count_traffic(std::size_t message_bytes) {
+    const auto bytes = static_cast<std::int64_t>(message_bytes) * 2 * (size_ - 1) / size_;
     traffic_.sent += bytes;
     traffic_.received += bytes;
   }
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Op bf16_op_ = MPI_OP_NULL;
   int size_ = 1;
   std::vector<MPI_Request> requests_;
   Traffic traffic_;

@@ -505,6 +505,8 @@ class ParameterServer : public Exchange {
 }  // namespace
 
 std::unique_ptr<Exchange> make_parameter_server(const ExchangeSetup& setup, bool asynchronous) {
+  if (setup.bf16)
+    throw SettingError("exchange_precision", "bf16", "the parameter servers exchange fp32 (bf16: mpi, ring, rhd)");
   if (!setup.buckets || !setup.backend) throw std::logic_error("parameter server: buckets and backend needed");
   return std::make_unique<ParameterServer>(setup, asynchronous);
 }

@@ -47,13 +47,14 @@ int checked_int(std::size_t n) {
 }
 }  // namespace
 
-void ScheduledAllreduce::start(float* data, std::size_t count) {
+void ScheduledAllreduce::begin(void* data, std::size_t count, bool bf16) {
   Operation op;
   op.data = data;
+  op.bf16 = bf16;
   op.steps = planner_(rank_, size_, count);
   std::size_t scratch = 0;
   for (const Step& s : op.steps)
-    if (s.reduce && s.recv_peer >= 0) scratch = std::max(scratch, s.recv_count);
+    if (s.reduce && s.recv_peer >= 0) scratch = std::max(scratch, bf16 ? (s.recv_count + 1) / 2 : s.recv_count);
   if (!spare_.empty()) {
     op.scratch = std::move(spare_.back());
     spare_.pop_back();
@@ -69,18 +70,21 @@ void ScheduledAllreduce::start(float* data, std::size_t count) {
 }
 
 bool ScheduledAllreduce::advance(Operation& op, bool block) {
+  const std::size_t bytes = op.bf16 ? sizeof(std::uint16_t) : sizeof(float);
+  const MPI_Datatype type = op.bf16 ? MPI_UINT16_T : MPI_FLOAT;
+  char* data = static_cast<char*>(op.data);
   while (op.next < op.steps.size()) {
     const Step& s = op.steps[op.next];
     if (!op.posted) {
       if (s.recv_peer >= 0) {
-        float* dst = s.reduce ? op.scratch.data() : op.data + s.recv_offset;
-        MPI_Irecv(dst, checked_int(s.recv_count), MPI_FLOAT, s.recv_peer, op.tag, comm_, &op.requests[0]);
-        traffic_.received += static_cast<std::int64_t>(s.recv_count * sizeof(float));
+        void* dst = s.reduce ? static_cast<void*>(op.scratch.data()) : data + s.recv_offset * bytes;
+        MPI_Irecv(dst, checked_int(s.recv_count), type, s.recv_peer, op.tag, comm_, &op.requests[0]);
+        traffic_.received += static_cast<std::int64_t>(s.recv_count * bytes);
       }
       if (s.send_peer >= 0) {
-        MPI_Isend(op.data + s.send_offset, checked_int(s.send_count), MPI_FLOAT, s.send_peer, op.tag, comm_,
+        MPI_Isend(data + s.send_offset * bytes, checked_int(s.send_count), type, s.send_peer, op.tag, comm_,
                   &op.requests[1]);
-        traffic_.sent += static_cast<std::int64_t>(s.send_count * sizeof(float));
+        traffic_.sent += static_cast<std::int64_t>(s.send_count * bytes);
       }
       op.posted = true;
     }
@@ -93,11 +97,19 @@ bool ScheduledAllreduce::advance(Operation& op, bool block) {
       MPI_Testall(2, op.requests, &done, MPI_STATUSES_IGNORE);
       if (!done) return false;
     }
-    if (s.reduce && s.recv_peer >= 0) add_floats(op.data + s.recv_offset, op.scratch.data(), s.recv_count);
+    if (s.reduce && s.recv_peer >= 0) reduce(op, s);
     op.posted = false;
     ++op.next;
   }
   return true;
+}
+
+void ScheduledAllreduce::reduce(Operation& op, const Step& s) {
+  if (op.bf16)
+    add_bf16(static_cast<std::uint16_t*>(op.data) + s.recv_offset,
+             reinterpret_cast<const std::uint16_t*>(op.scratch.data()), s.recv_count);
+  else
+    add_floats(static_cast<float*>(op.data) + s.recv_offset, op.scratch.data(), s.recv_count);
 }
 
 bool ScheduledAllreduce::progress() {

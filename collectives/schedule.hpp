@@ -16,7 +16,8 @@
 namespace hpcnn {
 
 // One step of one rank: post a send and/or a receive (peer -1: none), wait for both, then add the
-// received range into the data (reduce) or receive it in place (copy). Ranges are in floats.
+// received range into the data (reduce) or receive it in place (copy). Ranges are in elements
+// (floats, or bf16 values for start_bf16).
 struct Step {
   int send_peer = -1;
   std::size_t send_offset = 0, send_count = 0;
@@ -38,25 +39,30 @@ class ScheduledAllreduce : public Allreduce {
   // Duplicates `comm` so its messages never match anyone else's. Collective over comm.
   ScheduledAllreduce(MPI_Comm comm, Planner planner);
   ~ScheduledAllreduce() override;
-  void start(float* data, std::size_t count) override;
+  void start(float* data, std::size_t count) override { begin(data, count, false); }
+  bool sums_bf16() const override { return true; }
+  void start_bf16(std::uint16_t* data, std::size_t count) override { begin(data, count, true); }
   bool progress() override;
   void wait_all() override;
   Traffic traffic() const override { return traffic_; }
 
  private:
   struct Operation {
-    float* data = nullptr;
+    void* data = nullptr;
+    bool bf16 = false;  // the elements are bf16 bit patterns (2 bytes), else floats
     Schedule steps;
     std::size_t next = 0;  // step to post or being waited for
     bool posted = false;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    HostFloats scratch;  // receive buffer of reduce steps
+    HostFloats scratch;  // receive buffer of reduce steps (bf16: two values per float)
     int tag = 0;
     int ordinal = 0;  // its place among the operations started since the last wait_all (the bucket)
   };
+  void begin(void* data, std::size_t count, bool bf16);
   // Posts steps and finishes completed ones; with `block`, waits on each step instead of testing.
   // Returns true when the operation is complete.
   bool advance(Operation& op, bool block);
+  void reduce(Operation& op, const Step& s);  // adds a reduce step's received range into the data
   void retire_front();  // drops the oldest (finished) operation, keeping its buffer
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

@@ -32,6 +32,9 @@ HostFloats& HostFloats::operator=(HostFloats&& other) noexcept {
 
 void copy_floats(float*, const float*, std::size_t n) { smpi_execute_benched(static_cast<double>(n) * sim_rates().copy_s); }
 void add_floats(float*, const float*, std::size_t n) { smpi_execute_benched(static_cast<double>(n) * sim_rates().add_s); }
+void add_bf16(std::uint16_t*, const std::uint16_t*, std::size_t n) {
+  smpi_execute_benched(static_cast<double>(n) * sim_rates().add_s);
+}
 void scale_floats(float*, std::size_t n, float) { smpi_execute_benched(static_cast<double>(n) * sim_rates().add_s); }
 
 }  // namespace hpcnn

@@ -88,6 +88,7 @@ ScalePoint scale_point(const PointSettings& s, MPI_Comm comm) {
   if (sp.strong) sp.mp.batch = batch / sp.workers;
   sp.baseline_batch = sp.strong ? sp.global_batch : sp.mp.batch;
   sp.bucket_mb = s.real("bucket-mb");
+  sp.exchange_bf16 = s.str("exchange-precision") == "bf16";
   sp.measure_baseline = s.flag("baseline");
   if (s.has("baseline-file")) sp.baseline_file = s.str("baseline-file");
   return sp;
@@ -104,6 +105,7 @@ ExchangeSetup exchange_setup(const ScalePoint& sp, const Graph& graph, const Gra
   setup.optimizer = sp.mp.optimizer;
   setup.backend = &backend;
   setup.memory = choose_exchange_memory(*sp.scheme, backend);  // UsageError: nccl with a CPU backend
+  setup.bf16 = sp.exchange_bf16;
   setup.stop_signalled = [] { return stop_signal() != 0; };
   return setup;
 }
@@ -163,6 +165,8 @@ void set_scale_fields(ResultPoint& out, const ScalePoint& sp, const PhaseArrays&
   r.set("scaling", std::string(sp.strong ? "strong" : "weak"));
   r.set("global_batch", std::int64_t{sp.global_batch});
   r.set("bucket_mb", sp.bucket_mb);
+  // Recorded where it is not the fp32 every earlier scale point had: their references still match.
+  if (sp.exchange_bf16) r.set("exchange_precision", std::string("bf16"));
   r.set("buckets", static_cast<std::int64_t>(buckets));
   // Aggregate throughput: global images / the iteration time of the slowest worker (per
   // iteration the maximum over workers), not rank 0's rate times N. Delivered: over the mean

@@ -30,6 +30,7 @@ struct ScalePoint {
   int global_batch = 0;
   int baseline_batch = 0;  // what one rank alone runs for the efficiency's denominator
   double bucket_mb = 0;
+  bool exchange_bf16 = false;  // --exchange-precision bf16
   bool measure_baseline = false;
   std::string baseline_file;  // --baseline-file, or empty
   bool synchronous() const { return scheme->name != "ps-async"; }

@@ -50,6 +50,10 @@ std::vector<OptionSpec> scale_options() {
       {"bucket-mb", OptType::Float, true, kDefaultBucketMb, "LIST",
        "gradient bucket size in MiB (0: one bucket with every gradient)", {}, 0, 1e6},
       {"ps-servers", OptType::Int, false, "1", "K", "parameter-server ranks (the last K) for ps-sync/ps-async", {}, 1, 1e6},
+      {"exchange-precision", OptType::Choice, true, "fp32", "LIST",
+       "what the gradients travel and are summed in: fp32, or bf16 (each bucket rounded to bf16 and summed in bf16, "
+       "half the bytes, widened to fp32 for the update, as PyTorch DDP's bf16 compression hook; mpi, ring, rhd)",
+       "fp32|bf16"},
       {"scaling", OptType::Choice, true, "weak", "LIST",
        "weak: --batch per worker; strong: --batch is the global batch, split over the workers", "weak|strong"},
       {"baseline", OptType::Flag, false, "", "",
@@ -79,6 +83,24 @@ void print_list() {
 void validate_names(const Options& o) {
   validate_model_names(o);
   for (const std::string& e : o.values("exchange")) find_exchange(e);
+}
+
+// bf16 gradients only through the allreduce schemes that sum bf16 in host memory.
+void check_exchange_precision(const Options& o) {
+  const std::vector<std::string> p = o.values("exchange-precision");
+  if (std::find(p.begin(), p.end(), "bf16") == p.end()) return;
+  for (const std::string& e : o.values("exchange")) {
+    const ExchangeInfo& scheme = find_exchange(e);
+    bool sums = false;
+    if (scheme.make_allreduce && scheme.access != BufferAccess::Device) {
+      MPI_Comm self = MPI_COMM_NULL;
+      MPI_Comm_dup(MPI_COMM_SELF, &self);
+      sums = scheme.make_allreduce(self)->sums_bf16();
+      MPI_Comm_free(&self);
+    }
+    if (!sums)
+      throw SettingError("exchange_precision", "bf16", "--exchange " + e + " sums fp32 only (bf16: mpi, ring, rhd)");
+  }
 }
 
 // Ranks sharing this node (and so, usually, its $TMPDIR): each worker among them keeps its own
@@ -124,6 +146,7 @@ void check_cold_storage_everywhere(const data::DataSet& set) {
 
 void validate(const Options& o) {
   validate_names(o);
+  check_exchange_precision(o);
   // A GPU-only scheme with a CPU backend fails before any point runs (run_point checks again
   // through choose_exchange_memory). A backend that cannot be created here fails in its point.
   for (const std::string& e : o.values("exchange")) {

@@ -150,7 +150,7 @@ inline Trained train_alone(const TrainCase& c, int workers) {
 // then also stops early when the exchange says the step it took was its last (stop_agreed).
 inline Trained train_distributed(const TrainCase& c, const std::string& scheme, int servers, double bucket_mb,
                                  std::optional<ExchangeMemory> memory = std::nullopt,
-                                 std::function<bool(long)> stop_signalled = nullptr) {
+                                 std::function<bool(long)> stop_signalled = nullptr, bool bf16 = false) {
   auto backend = case_backend(c);
   const Graph g = lenet(c);
   const GradientBuckets buckets(g, bucket_mb * 1024 * 1024);
@@ -162,6 +162,7 @@ inline Trained train_distributed(const TrainCase& c, const std::string& scheme, 
   s.optimizer = c.opt;
   s.backend = backend.get();
   s.memory = memory ? *memory : choose_exchange_memory(find_exchange(scheme), *backend);
+  s.bf16 = bf16;
   long taken = 0;
   if (stop_signalled) s.stop_signalled = [&] { return stop_signalled(taken); };
   auto ex = find_exchange(scheme).make_exchange(s);

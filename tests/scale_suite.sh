@@ -2,7 +2,8 @@
 # hpcnn-scale and hpcnn-allreduce end to end: result files that result_checker and
 # hpcnn-summary read, with the scaling and allreduce columns; the allreduce check failing on a
 # damaged element (exit 1, wrong > 0); bad input (exit 2, one line); and a rank that dies mid-run
-# ending the whole job with an error within 60 s instead of hanging.
+# ending the whole job with an error within 60 s instead of hanging; the bf16 gradient exchange
+# moving half the bytes.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 MPI="timeout 120 $MPIRUN"
 small="--model lenet5 --backend reference --batch 4 --iters 4 --warmup 1 --quiet"
@@ -22,6 +23,19 @@ echo "$csv"
 awk -F, 'NR > 1 { if ($3 == "" || $3 > $2 + 1e-12) bad = 1; want = ($4 - $3) / $4; if (want < 0) want = 0; if (want > 1) want = 1;
                   if (want - $5 > 1e-3 || $5 - want > 1e-3) bad = 1 } END { exit bad }' <<<"$csv" ||
   { echo "FAIL: comm_exposed_s > comm_wait_s, or overlap != (comm_s - comm_exposed_s) / comm_s"; fail=1; }
+
+# --exchange-precision bf16: half the bytes of fp32 per rank, recorded as the point's
+# exchange_precision (absent for fp32); the parameter servers refuse it before any work.
+run $MPI -np 2 ./hpcnn-scale $small --exchange ring,mpi --exchange-precision fp32,bf16 --output "$out/bf16"
+csv=$(./hpcnn-summary --format csv --columns exchange,exchange_precision,bytes_sent,status "$out/bf16")
+echo "$csv"
+for scheme in ring mpi; do
+  b32=$(awk -F, -v s=$scheme '$1 == s && $2 == "" {print $3}' <<<"$csv")
+  b16=$(awk -F, -v s=$scheme '$1 == s && $2 == "bf16" {print $3}' <<<"$csv")
+  awk -v a="$b32" -v b="$b16" 'BEGIN {exit !(a > 0 && b > 0 && b / a > 0.49 && b / a < 0.51)}' ||
+    { echo "FAIL: $scheme bf16 sent $b16 bytes against fp32's $b32 (want half)"; fail=1; }
+done
+expect_error 2 "--exchange-precision bf16: --exchange ps-sync sums fp32 only" -- ./hpcnn-scale --exchange ps-sync --exchange-precision bf16
 
 # Parameter servers: 2 workers + 1 server, sync and async (staleness recorded).
 run $MPI -np 3 ./hpcnn-scale $small --exchange ps-sync,ps-async --ps-servers 1 --output "$out/ps"

@@ -27,6 +27,7 @@
 #include "collectives/mpi_cuda.hpp"
 #include "collectives/staging.hpp"
 #include "collectives_util.hpp"
+#include "base/bf16.hpp"
 #include "base/errors.hpp"
 #include "kernels/registry.hpp"
 
@@ -104,6 +105,76 @@ TEST(Allreduce, EverySchemeEqualsTheExactSumWithManyInFlight) {
   }
 }
 
+// --exchange-precision bf16: the inputs are integers in [-8, 8], which bf16 holds exactly, and so
+// are their sums over up to 32 ranks (bf16's 8 significant bits hold every integer up to 256): the
+// bf16 sum must equal the exact sum element by element, several operations in flight, and move
+// half the bytes of the fp32 sum.
+TEST(Allreduce, Bf16SumsEqualTheExactSumAtHalfTheBytes) {
+  for (const std::string& scheme : allreduce_schemes()) {
+    auto ar = find_exchange(scheme).make_allreduce(MPI_COMM_WORLD);
+    ASSERT_TRUE(ar->sums_bf16()) << scheme;
+    std::vector<std::vector<std::uint16_t>> bufs;
+    std::size_t total = 0;
+    for (std::size_t n : test_sizes()) {
+      std::vector<std::uint16_t> b(n);
+      for (std::size_t i = 0; i < n; ++i) b[i] = bf16_bits(allreduce_input(300 + n, world_rank(), i));
+      bufs.push_back(std::move(b));
+      total += n;
+    }
+    for (auto& b : bufs) {
+      ar->start_bf16(b.data(), b.size());
+      ar->progress();
+    }
+    ar->wait_all();
+    long long wrong = 0;
+    for (auto& b : bufs)
+      for (std::size_t i = 0; i < b.size(); ++i)
+        wrong += bf16_value(b[i]) != allreduce_expected(300 + b.size(), world_size(), i);
+    EXPECT_EQ(sum_over_ranks(wrong), 0) << scheme << " bf16 on " << world_size() << " ranks";
+    if (scheme == "ring" || scheme == "mpi") {
+      const double expect = world_size() > 1 ? 2.0 * (world_size() - 1) / world_size() * total * 2 : 0;
+      EXPECT_NEAR(static_cast<double>(ar->traffic().sent), expect, 2.0 * 2 * world_size() * bufs.size()) << scheme;
+    }
+  }
+}
+
+// Values bf16 does not hold: each rank's contribution is rounded to bf16 and every addition too,
+// each rounding at most 2^-8 of its value (half a unit in the last of bf16's 8 significant bits):
+// P inputs of at most max|x| and P-1 partial sums of at most P max|x| give |sum - exact| <=
+// 2^-8 (P + (P-1) P) max|x| = 2^-8 P^2 max|x| per element;
+// and every rank ends with the same bits.
+TEST(Allreduce, Bf16SumsRoundWithinTheirBoundAndAgreeAcrossRanks) {
+  const std::size_t n = 4099;
+  const int p = world_size();
+  for (const std::string& scheme : allreduce_schemes()) {
+    auto ar = find_exchange(scheme).make_allreduce(MPI_COMM_WORLD);
+    std::vector<std::uint16_t> b(n);
+    auto value = [](int rank, std::size_t i) { return 0.001f * static_cast<float>((i * 37 + 11 * rank) % 1000) + 0.3f; };
+    for (std::size_t i = 0; i < n; ++i) b[i] = bf16_bits(value(world_rank(), i));
+    ar->start_bf16(b.data(), n);
+    ar->wait_all();
+    double worst = 0;
+    long long beyond = 0;
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::size_t i = 0; i < n; ++i) {
+      double exact = 0, largest = 0;
+      for (int r = 0; r < p; ++r) {
+        exact += value(r, i);
+        largest = std::max(largest, static_cast<double>(value(r, i)));
+      }
+      const double err = std::fabs(bf16_value(b[i]) - exact);
+      worst = std::max(worst, err);
+      beyond += err > std::ldexp(1.0, -8) * p * p * largest;
+      h = (h ^ b[i]) * 1099511628211ull;
+    }
+    EXPECT_EQ(sum_over_ranks(beyond), 0) << scheme;
+    EXPECT_EQ(checksums_differ(true, h), 0) << scheme << ": the bf16 sums differ across ranks";
+    if (p > 1) {
+      EXPECT_GT(max_over_ranks(worst), 0.0) << scheme << ": no bf16 rounding: did it sum fp32?";
+    }
+  }
+}
+
 namespace {
 
 // Stated tolerance of "P x B matches 1 x PB": the sums differ only in the order of float additions,
@@ -126,6 +197,41 @@ TEST(Training, AllreduceRanksStayBitIdenticalAndMatchOneRankWithTheBigBatch) {
                   scheme.c_str(), bucket_mb, world_size(), c.batch, c.batch * world_size(), diff, kTrainTolerance);
       EXPECT_LE(diff, kTrainTolerance) << scheme;
     }
+}
+
+// --exchange-precision bf16: the workers stay bit-identical (every rank gets the same bf16 sums)
+// and within bf16's rounding of one rank with the big batch: each gradient element carries at most
+// 2^-8 x P of its magnitude in rounding (as above), so after 4 steps of lr 0.05 the weights (O(0.1),
+// gradients O(0.1)) may differ by about 4 x 0.05 x 0.1 x 2^-8 x P x (1 + 0.9 + ...) < 2e-3.
+TEST(Training, Bf16ExchangeStaysIdenticalAcrossRanksAndCloseToOneRank) {
+  TrainCase c;
+  const Trained alone = train_alone(c, world_size());
+  for (const std::string& scheme : allreduce_schemes()) {
+    const Trained t = train_distributed(c, scheme, 0, 0.01, std::nullopt, nullptr, true);
+    EXPECT_EQ(checksums_differ(true, checksum(t.params)), 0) << scheme << " bf16: weights differ across ranks";
+    const double diff = max_over_ranks(max_abs_diff(t.params, alone.params));
+    if (world_rank() == 0)
+      std::printf("[ rule ] %s bf16 exchange, %d ranks: max |w - w_1| = %.3g <= 2e-3\n", scheme.c_str(), world_size(),
+                  diff);
+    EXPECT_LE(diff, 2e-3) << scheme;
+  }
+}
+
+// The parameter servers exchange fp32: asked for bf16 they refuse.
+TEST(ParameterServer, RefusesTheBf16Exchange) {
+  TrainCase c;
+  auto backend = case_backend(c);
+  const Graph g = lenet(c);
+  const GradientBuckets buckets(g, 0);
+  ExchangeSetup s;
+  s.servers = 1;
+  s.param_count = g.param_count();
+  s.buckets = &buckets;
+  s.steps = 1;
+  s.optimizer = c.opt;
+  s.backend = backend.get();
+  s.bf16 = true;
+  EXPECT_THROW(find_exchange("ps-sync").make_exchange(s), SettingError);
 }
 
 TEST(Training, ParameterServerSyncMatchesOneRankWithTheBigBatch) {

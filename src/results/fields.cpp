@@ -78,6 +78,7 @@ const std::vector<Field>& fields() {
       {"ps_servers",      I, "",         "%lld",   "parameter-server ranks (0 for allreduce schemes)", Key, "ps-servers"},
       {"scaling",         S, "",         "%s",     "weak (batch per worker fixed) | strong (global batch fixed)", Key, "scaling"},
       {"global_batch",    I, "",         "%lld",   "images per iteration over all workers", Key, ""},
+      {"exchange_precision", S, "",      "%s",     "bf16: the gradients were rounded to bf16 per bucket and summed in bf16, half the bytes (--exchange-precision); absent: fp32", Key, "exchange-precision"},
       {"bucket_mb",       F, "MiB",      "%.3g",   "gradient bucket size (0: one bucket)", Key, "bucket-mb"},
       {"buckets",         I, "",         "%lld",   "gradient buckets per step", Setting, ""},
       {"comm_wait_s",     F, "s",        "%.4g",   "waiting for the exchange after backward, median per iteration (slowest worker)", Figure, ""},
