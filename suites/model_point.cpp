@@ -12,6 +12,7 @@
 #include "engine/network.hpp"
 #include "engine/op_kinds.hpp"
 #include "harness/point_error.hpp"
+#include "harness/suite_runner.hpp"
 #include "harness/resources.hpp"
 #include "harness/synthetic_data.hpp"
 #include "kernels/registry.hpp"
@@ -249,12 +250,19 @@ Graph build_point_graph(const ModelPoint& mp, bool with_loss) {
 std::shared_ptr<const ActivationRanges> calibrate_point(const ModelPoint& mp, const Graph& graph, int batches,
                                                         const std::function<void(Network&, int)>& feed,
                                                         MPI_Comm comm) {
-  ModelPoint fp32 = mp;
-  fp32.settings.precision = Precision::Fp32;
-  LibraryVersions unused;
-  const std::unique_ptr<Backend> backend = make_point_backend(fp32, unused);
-  Network net(*backend, graph, calibration_options(mp.batch, mp.seed));
-  ActivationRanges ranges = calibrate(net, batches, feed);
+  ActivationRanges ranges;
+  PointError error;
+  try {
+    ModelPoint fp32 = mp;
+    fp32.settings.precision = Precision::Fp32;
+    LibraryVersions unused;
+    const std::unique_ptr<Backend> backend = make_point_backend(fp32, unused);
+    Network net(*backend, graph, calibration_options(mp.batch, mp.seed));
+    ranges = calibrate(net, batches, feed);
+  } catch (const std::exception& e) {
+    error = PointError::from(e);
+  }
+  agree_on_failure(comm, error);  // every rank fails together, before the collective below
   // Every rank's ranges have the same keys in the same (map) order.
   std::vector<float> lows, highs;
   for (const auto& [name, r] : ranges) {

@@ -74,7 +74,7 @@ Graph build_point_graph(const ModelPoint& mp, bool with_loss);
 // int8: the ranges of every convolution's and fully connected layer's input over `batches` forwards of
 // an fp32 network of the point's backend with the point's parameters, feed(net, k) setting batch k
 // (at mp.batch images), agreed over the ranks of `comm` (widest range), so that every rank
-// quantizes alike.
+// quantizes alike. Collective: a failure on any rank fails the point on every rank (PointFailure).
 std::shared_ptr<const ActivationRanges> calibrate_point(const ModelPoint& mp, const Graph& graph, int batches,
                                                         const std::function<void(Network&, int)>& feed,
                                                         MPI_Comm comm);

@@ -426,8 +426,13 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   try {
     graph.emplace(build_point_graph(mp, mp.mode == Mode::Train));
     check_point_memory(mp, *graph, {mp.batch});
-    // int8: the calibration pass, untimed, before the point's backend is made with its ranges.
-    if (mp.settings.precision == Precision::Int8) point.mp.settings.calibration = calibrate_on_synthetic(mp, *graph, comm);
+  } catch (const std::exception& e) {
+    setup = PointError::from(e);
+  }
+  agree_on_failure(comm, setup);
+  // int8: the calibration pass (collective, untimed), before the backend is made with its ranges.
+  if (mp.settings.precision == Precision::Int8) point.mp.settings.calibration = calibrate_on_synthetic(mp, *graph, comm);
+  try {
     backend = make_point_backend(mp, libraries);
   } catch (const std::exception& e) {
     setup = PointError::from(e);

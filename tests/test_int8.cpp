@@ -5,9 +5,10 @@
 // over 127, or over 255 where it never goes below zero) and the weights of output channel o at
 // s_w[o] (their largest magnitude over 127), each factor is off by at most half its step, the
 // int32 sums are exact, so |y_int8 - y| <= sum_k (|w_k| s_x/2 + |x_k| s_w[o]/2 + s_x s_w[o]/4),
-// plus fp32's own rounding. Whole networks (batch norm folded, residual adds, ReLUs fused) are
-// checked against fp32 within a stated fraction of the output's magnitude, and must differ from it
-// by more than fp32's rounding (so int8 is what ran).
+// plus fp32's own rounding. A convolution with its batch norm folded, the residual add and the ReLU
+// in the same int8 kernel is held to that bound for the folded weights. Whole networks are checked
+// against fp32 within a stated fraction of the output's magnitude. Every check also asks for more
+// difference than fp32's rounding (so int8 is what ran).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,6 +161,112 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"fc_s8", {1, 20, 3, 3}, 10, 0, 0, true, false},
                       ConvCase{"fc_u8", {1, 256, 1, 1}, 64, 0, 0, true, true}),
     [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
+
+// A convolution with its epilogue in one int8 kernel: the batch norm folded into its weights and
+// bias, the residual add onto the shortcut and the ReLU, as in every ResNet block. The shortcut x
+// comes from an int8 convolution (so it is in the format the int8 kernels write, as in a model),
+// and the same prefix run alone gives x itself; the expected output is computed in double from x:
+// relu(conv(x, w') + b' + x) with w'[o] = w[o] s[o], b'[o] = shift[o] - mean[o] s[o], s = scale /
+// sqrt(var + eps). The bound is the single layer's for the folded weights and their own steps,
+// plus what saturating x at the calibrated range's top loses; the add and the ReLU (1-Lipschitz)
+// add no error. Batch-norm parameters and statistics are set away from 1 and 0, so that a fold
+// done wrongly shows.
+TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  const int C = 16, H = 8, W = 8, batch = 2;
+  Graph g({1, C, H, W});
+  const int x = g.relu(g.conv(g.input(), C, 1, 1, 0, true, "c1"), "x");
+  const int y = g.relu(g.conv(x, C, 1, 1, 0, true, "ca"), "y");
+  const int conv = g.conv(y, C, 3, 1, 1, false, "conv");
+  const int bn = g.batch_norm(conv, "bn");
+  g.relu(g.add(bn, x, "add"), "out");
+  g.finalize();
+  Graph prefix({1, C, H, W});
+  const int px = prefix.relu(prefix.conv(prefix.input(), C, 1, 1, 0, true, "c1"), "x");
+  const int py = prefix.relu(prefix.conv(px, C, 1, 1, 0, true, "ca"), "y");
+  prefix.finalize();
+
+  const std::vector<float> input = make_input(g.input_shape(), batch, false);
+  auto fp32 = fp32_backend("dnnl");
+  const ActivationRanges ranges = calibrate_on(*fp32, g, input, batch);
+  Network init(*fp32, g, infer_options(batch));
+  std::vector<float> p = init.get_params(), buffers = init.get_buffers();
+  const Node& b = g.node(bn);
+  float* bn_p = p.data() + b.param_offset;
+  float* mean = buffers.data() + b.buffer_offset;
+  float* var = mean + buffer_stride(C);
+  for (int o = 0; o < C; ++o) {
+    bn_p[o] = 0.5f + 0.07f * static_cast<float>(o);       // scale
+    bn_p[C + o] = -0.4f + 0.05f * static_cast<float>(o);  // shift
+    mean[o] = -0.2f + 0.025f * static_cast<float>(o);
+    var[o] = 0.5f + 0.1f * static_cast<float>(o);
+  }
+  // The prefix's parameters: c1's and ca's, each from its place in g's buffer.
+  std::vector<float> prefix_params(prefix.param_count());
+  for (const char* name : {"c1", "ca"}) {
+    const Node *from = nullptr, *to = nullptr;
+    for (const Node& n : g.nodes()) from = n.name == name ? &n : from;
+    for (const Node& n : prefix.nodes()) to = n.name == name ? &n : to;
+    ASSERT_TRUE(from && to && from->param_count == to->param_count) << name;
+    std::copy_n(p.begin() + static_cast<long>(from->param_offset), from->param_count,
+                prefix_params.begin() + static_cast<long>(to->param_offset));
+  }
+  auto q = int8_backend(ranges);
+  Network net(*q, g, infer_options(batch));
+  net.set_params(p);
+  net.set_buffers(buffers);
+  net.set_input(input.data(), nullptr);
+  net.forward();
+  const std::vector<float> got = net.read_output(g.output());
+  EXPECT_EQ(net.folded_batch_norms().size(), 1u) << "the batch norm was not folded into the convolution";
+  EXPECT_EQ(net.fused_adds().size(), 1u) << "the residual add was not computed in the convolution";
+  EXPECT_EQ(q->precision_exceptions(), "");
+  NetworkOptions keep_all = infer_options(batch);
+  keep_all.memory_plan = false;  // x stays readable after the convolution that reads it
+  Network first(*q, prefix, keep_all);
+  first.set_params(prefix_params);
+  first.set_input(input.data(), nullptr);
+  first.forward();
+  const std::vector<float> xs = first.read_output(px), ys = first.read_output(py);
+
+  const float* w = p.data() + g.node(conv).param_offset;
+  const std::size_t per = static_cast<std::size_t>(C) * 9;
+  const ValueRange r = ranges.at("conv");
+  ASSERT_GE(r.min, 0.0f) << "the input after a ReLU quantizes as u8";
+  const double sx = r.max / 255.0;
+  double worst = 0, scale = 0;
+  for (int o = 0; o < C; ++o) {
+    const double so = bn_p[o] / std::sqrt(static_cast<double>(var[o]) + b.attr.eps);
+    const double bias = bn_p[C + o] - mean[o] * so;
+    double wmax = 0;
+    for (std::size_t k = 0; k < per; ++k) wmax = std::max(wmax, std::fabs(w[o * per + k] * so));
+    const double sw = wmax / 127.0;
+    for (int n = 0; n < batch; ++n)
+      for (int oy = 0; oy < H; ++oy)
+        for (int ox = 0; ox < W; ++ox) {
+          const std::size_t i = ((static_cast<std::size_t>(n) * C + o) * H + oy) * W + ox;
+          double sum = bias + xs[i], bound = 0, magnitude = std::fabs(sum);
+          for (int ci = 0; ci < C; ++ci)
+            for (int ky = 0; ky < 3; ++ky)
+              for (int kx = 0; kx < 3; ++kx) {
+                const int iy = oy + ky - 1, ix = ox + kx - 1;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const double wf = w[o * per + (ci * 3 + ky) * 3 + kx] * so;
+                const double v = ys[((static_cast<std::size_t>(n) * C + ci) * H + iy) * W + ix];
+                sum += wf * v;
+                bound += std::fabs(wf) * (sx / 2 + std::max(0.0, v - 255 * sx)) + v * sw / 2 + sx * sw / 4;
+                magnitude += std::fabs(wf * v);
+              }
+          const double want = std::max(0.0, sum), err = std::fabs(got[i] - want);
+          worst = std::max(worst, err);
+          scale = std::max(scale, want);
+          ASSERT_LE(err, bound + 1e-5 * magnitude)
+              << "output (" << n << "," << o << "," << oy << "," << ox << ") int8 " << got[i] << " expected " << want;
+        }
+  }
+  std::printf("  conv+bn+add+relu: worst |int8 - exact| %.3g of max|exact|\n", worst / scale);
+  EXPECT_GT(worst, 1e-4 * scale) << "no int8 rounding visible: did it compute in fp32?";
+}
 
 // Whole models: batch norms folded, residual adds and ReLUs fused into int8 convolutions. Each
 // layer adds about 2^-8 of its output's magnitude in rounding; over a model's depth the logits

@@ -362,8 +362,7 @@ std::unique_ptr<Op> make_int8_conv(const ContextPtr& c, const Node& node, Inputs
   try {
     op = make_int8_layer(c, std::move(l), out);
   } catch (const dnnl::error&) {
-    if (shortcut) return nullptr;  // no int8 kernel with the sum onto this dst format: the separate add
-    throw;
+    return nullptr;  // no int8 primitive for this layer (with a residual: for the sum onto this format)
   }
   if (!op) return nullptr;
   if (shortcut) out.layout = shortcut->layout;

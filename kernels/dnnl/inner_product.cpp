@@ -170,7 +170,12 @@ std::unique_ptr<Op> make_int8_inner_product(const ContextPtr& c, const Node& nod
   };
   Tensor out = dst;
   out.shape = Shape{in.n, outs, 1, 1};
-  std::unique_ptr<Op> op = make_int8_layer(c, std::move(l), out);
+  std::unique_ptr<Op> op;
+  try {
+    op = make_int8_layer(c, std::move(l), out);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no int8 primitive for this layer
+  }
   if (op) dst = out;
   return op;
 }
