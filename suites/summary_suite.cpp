@@ -42,8 +42,8 @@ const std::vector<OptionSpec>& summary_options() {
   static const std::vector<OptionSpec> specs = [] {
     std::vector<OptionSpec> s = {
         {"table", OptType::String, false, "", "NAME",
-         "which table to print (default: the one that fits what the files hold, one table per kind; throughput with "
-         "--columns or --compare)"},
+         "which table to print (default: the one that fits what the files hold, one table per kind, each without the "
+         "columns no row has a value in; throughput with --columns; --compare judges the table's rows, else one row per point)"},
         {"format", OptType::Choice, false, "text", "NAME", "table format", "text|csv|markdown"},
         {"columns", OptType::String, false, "", "a,b,c", "fields to show, in order (default: the table's)"},
         {"where", OptType::String, false, "", "F=V,...", "only rows whose fields have these values (all must hold)"},
@@ -289,12 +289,12 @@ std::vector<Record> rows_of(const TablePreset& table, const std::vector<const Re
   return records;
 }
 
-// The runs grouped by the table they are shown in: --table (or throughput with --columns or
-// --compare) for all, else each run's own kind, in the order of table_presets().
+// The runs grouped by the table they are shown in: --table (or throughput with --columns) for all,
+// else each run's own kind, in the order of table_presets().
 std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> tables_for(const Config& config,
                                                                                       const std::vector<ResultRun>& runs) {
   std::vector<std::pair<const TablePreset*, std::vector<const ResultRun*>>> groups;
-  const bool fixed = config.table || !config.columns.empty() || !config.compare.empty();
+  const bool fixed = config.table || !config.columns.empty();
   const TablePreset* fixed_table = config.table ? config.table : &table_presets().front();
   for (const TablePreset& preset : table_presets()) {
     std::vector<const ResultRun*> members;
@@ -509,6 +509,55 @@ int show_trend(const Config& config, const std::vector<ResultRun>& runs, Summary
   return status;
 }
 
+// A table's rows as shown: under a table chosen for every run by --table (its own columns), a run
+// of another kind shows only the rows that have one of the table's figures (a training point has
+// no bus bandwidth); a run of the table's own kind shows every row, failed points included. Columns
+// chosen by name (--columns) show every row.
+std::vector<Record> shown_rows(const TablePreset& table, const std::vector<const ResultRun*>& runs,
+                               const std::vector<std::string>& columns, const Config& config) {
+  if (!config.columns.empty()) return rows_of(table, runs, config);
+  std::vector<Record> shown;
+  for (const ResultRun* run : runs)
+    for (Record& row : rows_of(table, {run}, config)) {
+      const bool own_kind = &preset_for(*run) == &table;
+      const bool has_figure = std::any_of(columns.begin(), columns.end(), [&row](const std::string& c) {
+        const Field* f = find_field(c);
+        return f && f->role == FieldRole::Figure && c != "status" && row.get(c);  // every point has a status
+      });
+      if (own_kind || has_figure) shown.push_back(std::move(row));
+    }
+  sort_rows(shown, config.by);
+  return shown;
+}
+
+// A preset's columns that some row has a value in: a page or a text table has no empty column
+// (an SGEMM table without a thread sweep has no CPU columns). Columns asked for by name (--columns)
+// and csv (read by scripts) keep every column.
+std::vector<std::string> columns_shown(const Config& config, const TablePreset& table, const std::vector<Record>& rows) {
+  if (!config.columns.empty()) return config.columns;
+  std::vector<std::string> columns = parse_columns(table.columns);
+  if (config.format == TableFormat::Csv || rows.empty()) return columns;
+  std::vector<std::string> kept;
+  for (const std::string& c : columns)
+    if (std::any_of(rows.begin(), rows.end(), [&c](const Record& r) { return r.get(c) != nullptr; })) kept.push_back(c);
+  return kept;
+}
+
+// --compare: every point of every run, as the reference's rows (--table's, else one row per
+// point), judged against the reference. A run measured with a test's fault injected is judged
+// (the tests measure what a verdict catches with one) but says so: its figures are not the system's.
+int compare_runs(const Config& config, const std::vector<ResultRun>& runs, const std::vector<Record>& baseline,
+                 SummaryPage* page) {
+  std::vector<const ResultRun*> all;
+  for (const ResultRun& run : runs) {
+    all.push_back(&run);
+    if (!run.provenance.fault_injection.empty())
+      std::printf("fault injected: %s was measured with %s\n", run.path.c_str(), run.provenance.fault_injection.c_str());
+  }
+  const TablePreset& table = config.table ? *config.table : table_presets().front();
+  return compare_with_baseline(config, baseline, rows_of(table, all, config), page);
+}
+
 // The tables of the runs (one per kind of result, or --table), their plot, and --compare's verdicts.
 int show_tables(const Config& config, const std::vector<ResultRun>& runs, const std::vector<Record>& baseline,
                 SummaryPage* page) {
@@ -516,23 +565,17 @@ int show_tables(const Config& config, const std::vector<ResultRun>& runs, const 
   const auto groups = tables_for(config, runs);
   bool first = true;
   for (const auto& [table, members] : groups) {
-    const std::vector<Record> records = rows_of(*table, members, config);
-    const std::vector<std::string> columns = config.columns.empty() ? parse_columns(table->columns) : config.columns;
+    const std::vector<std::string> asked = config.columns.empty() ? parse_columns(table->columns) : config.columns;
+    const std::vector<Record> records = shown_rows(*table, members, asked, config);
+    const std::vector<std::string> columns = columns_shown(config, *table, records);
     // Files of several kinds: one table each, under a comment line naming it (csv readers skip '#').
     if (groups.size() > 1) std::printf("%s# %s: %s\n", first ? "" : "\n", table->name, table->help);
     first = false;
     if (!runs.empty()) std::fputs(render_table(records, columns, config.format).c_str(), stdout);
     if (page && !runs.empty()) page->table(*table, records, columns);
     if (!config.plot.empty() && !runs.empty() && groups.size() == 1) status = std::max(status, plot(config, *table, records));
-    if (!config.compare.empty()) {
-      // A run measured with a test's fault injected is judged (the tests measure what a verdict
-      // catches with one) but says so: its figures are not the system's.
-      for (const ResultRun* run : members)
-        if (!run->provenance.fault_injection.empty())
-          std::printf("fault injected: %s was measured with %s\n", run->path.c_str(), run->provenance.fault_injection.c_str());
-      status = std::max(status, compare_with_baseline(config, baseline, records, page));
-    }
   }
+  if (!config.compare.empty()) status = std::max(status, compare_runs(config, runs, baseline, page));
   if (!config.plot.empty() && groups.size() > 1) {
     std::fprintf(stderr, "%s: error: --plot: the files hold several kinds of results: choose one with --table\n", kProgram);
     status = 1;

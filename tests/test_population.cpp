@@ -13,6 +13,7 @@
 #include "collectives/pair_schedule.hpp"
 #include "analysis/link_matrix.hpp"
 #include "analysis/population.hpp"
+#include "results/bounded_series.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 
@@ -181,6 +182,19 @@ TEST(Population, NamesTheSlowNodeOfAPointRunInWaves) {
   EXPECT_EQ(r.points, 1u);
   ASSERT_EQ(r.flagged.size(), 1u);
   EXPECT_EQ(r.flagged[0].rfind("n3: hpcnn-train lenet5 batch 32 0.77 of the nodes' median (6 nodes", 0), 0u) << r.flagged[0];
+}
+
+TEST(Population, NodesOfALongPointAreJudgedFromItsHistogram) {
+  // A point of more iterations than a file keeps: its series stored as a histogram, each node's
+  // mean pace exact from its sum.
+  std::vector<ResultRun> runs = {node_run({"n1", "n2", "n3", "n4", "n5"}, {0.010, 0.0101, 0.013, 0.0100, 0.0099}, "night")};
+  for (ResultRun& run : runs)
+    for (ResultPoint& p : run.points) bound_series(p, 5);
+  ASSERT_EQ(runs[0].points[0].arrays[0].name, "iter_time_s_bucket");
+  const PopulationReport r = judge_population(runs, 0.1);
+  EXPECT_EQ(r.points, 1u);
+  ASSERT_EQ(r.flagged.size(), 1u);
+  EXPECT_EQ(r.flagged[0].rfind("n3: hpcnn-train lenet5 batch 32 0.77 of the nodes' median (5 nodes", 0), 0u) << r.flagged[0];
 }
 
 TEST(Population, ANodesBestRoundCounts) {

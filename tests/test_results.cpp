@@ -22,6 +22,9 @@
 
 #include "base/crc32.hpp"
 #include "base/errors.hpp"
+#include "base/stalls.hpp"
+#include "harness/stats.hpp"
+#include "results/bounded_series.hpp"
 #include "results/record.hpp"
 #include "results/result_file.hpp"
 #include "results/table.hpp"
@@ -736,4 +739,90 @@ TEST_F(Results, ArrayLargerThanTheFileIsRejected) {
     const std::string want = dims.size() == 1 ? "declares" : "overflow";
     expect_runtime_error([&] { read_result_file(file); }, {file, "dataset 'huge'", want});
   }
+}
+
+// A long series is stored as its log-bucketed histogram: the mean stays exact, every percentile
+// and the stall share within the buckets' width, the counts whole; a short one is left as it is.
+TEST_F(Results, LongSeriesBecomeHistogramsThatKeepMeanPercentilesAndStalls) {
+  const std::size_t ranks = 3, n = 20000;
+  std::mt19937 rng(7);
+  std::lognormal_distribution<double> pace(std::log(3e-6), 0.2);
+  std::vector<double> data(ranks * n);
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < n; ++i) data[r * n + i] = i % 50 == 7 ? 4e-4 : (i == 11 ? 0.0 : pace(rng));
+  ResultPoint point;
+  point.arrays.push_back(make_array("iter_time_s", {ranks, n}, data));
+  point.arrays.push_back(make_array("warmup_time_s", {ranks, 5}, std::vector<double>(ranks * 5, 1e-3)));
+  const std::optional<SeriesView> whole = read_series(point, "iter_time_s");
+  ASSERT_TRUE(whole && whole->exact);
+  bound_series(point);
+  ASSERT_EQ(point.arrays.size(), 6u) << "warm-up kept whole, the series replaced by its five arrays in its place";
+  EXPECT_EQ(point.arrays[0].name, "iter_time_s_bucket");
+  EXPECT_EQ(point.arrays[5].name, "warmup_time_s");
+
+  // Written and read back as any other arrays.
+  point.record.set("status", "ok");
+  std::string file;
+  {
+    ResultWriter writer(path("hist"), "hpcnn-allreduce");
+    writer.add_point(point);
+    file = writer.commit(Provenance{});
+  }
+  const ResultRun run = read_result_file(file);
+  ASSERT_EQ(run.points.size(), 1u);
+  const std::optional<SeriesView> hist = read_series(run.points[0], "iter_time_s");
+  ASSERT_TRUE(hist);
+  EXPECT_FALSE(hist->exact);
+  ASSERT_EQ(hist->ranks, ranks);
+  EXPECT_LT(fs::file_size(file), 40000u) << "not " << ranks * n * 8 << " bytes of times";
+  for (std::size_t r = 0; r < ranks; ++r) {
+    EXPECT_EQ(hist->count[r], n);
+    EXPECT_DOUBLE_EQ(hist->mean(r), whole->mean(r)) << "the exact sum is kept";
+    std::vector<double> a = whole->values[r], b = hist->values[r];
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    for (double q : {0.0, 5.0, 50.0, 95.0, 99.9, 100.0})
+      EXPECT_NEAR(percentile(b, q), percentile(a, q), 0.0055 * percentile(a, q) + 1e-12) << "rank " << r << " p" << q;
+  }
+  EXPECT_DOUBLE_EQ(hist->slowest_sum, whole->slowest_sum);
+  ASSERT_EQ(hist->slowest.size(), n);
+  EXPECT_NEAR(stall_share(hist->slowest), stall_share(whole->slowest), 0.01);
+  EXPECT_GT(stall_share(whole->slowest), 0.5) << "the test's stalls must be there to be kept";
+
+  // Every value lies in its bucket: the edges contain what they count.
+  const Array& edges = run.points[0].arrays[0];
+  ASSERT_EQ(edges.name, "iter_time_s_bucket");
+  EXPECT_EQ(edges.data.front(), 0.0) << "a zero has the bucket [0, 2^-40)";
+  for (std::size_t k = 0; k + 1 < edges.dims[0]; ++k) {
+    EXPECT_LT(edges.data[2 * k], edges.data[2 * k + 1]);
+    EXPECT_LE(edges.data[2 * k + 1], edges.data[2 * k + 2]) << "buckets ascend and do not overlap";
+    if (edges.data[2 * k] > 0) EXPECT_NEAR(edges.data[2 * k + 1] / edges.data[2 * k], std::exp2(1.0 / 64), 1e-12);
+  }
+
+  // A short series, or one with a value that is not a time, stays whole.
+  ResultPoint short_point, odd_point;
+  short_point.arrays.push_back(make_array("iter_time_s", {2, kSeriesKeptPerRank}, std::vector<double>(2 * kSeriesKeptPerRank, 1.0)));
+  bound_series(short_point);
+  EXPECT_EQ(short_point.arrays.size(), 1u);
+  std::vector<double> odd(kSeriesKeptPerRank + 1, 1.0);
+  odd[3] = std::numeric_limits<double>::quiet_NaN();
+  odd_point.arrays.push_back(make_array("call_time_s", {1, odd.size()}, odd));
+  bound_series(odd_point);
+  EXPECT_EQ(odd_point.arrays[0].name, "call_time_s");
+}
+
+// A damaged histogram is no series: counts that are not whole numbers, or shapes that disagree.
+TEST_F(Results, DamagedHistogramIsNoSeries) {
+  ResultPoint point;
+  point.arrays.push_back(make_array("call_time_s", {1, kSeriesKeptPerRank + 5}, std::vector<double>(kSeriesKeptPerRank + 5, 2e-4)));
+  bound_series(point);
+  ASSERT_TRUE(read_series(point, "call_time_s"));
+  ResultPoint fraction = point, shape = point, negative = point;
+  fraction.arrays[1].data[0] = 0.5;
+  EXPECT_FALSE(read_series(fraction, "call_time_s"));
+  shape.arrays[1].dims = {2, shape.arrays[1].dims[1]};
+  EXPECT_FALSE(read_series(shape, "call_time_s"));
+  negative.arrays[0].data[0] = -1;
+  EXPECT_FALSE(read_series(negative, "call_time_s"));
+  EXPECT_FALSE(read_series(point, "iter_time_s")) << "a series the point does not have";
 }

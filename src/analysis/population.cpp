@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <cmath>
 #include <tuple>
 
 #include "analysis/html_page.hpp"
 #include "analysis/link_matrix.hpp"
 #include "base/errors.hpp"
+#include "results/bounded_series.hpp"
 
 namespace hpcnn {
 
@@ -103,21 +105,17 @@ std::vector<NodePoint> node_points(const std::vector<ResultRun>& runs) {
     for (const ResultPoint& point : run.points) {
       const std::string suite = point.record.text("suite");
       if (!one_node_suite(suite) || point.record.text("status") != "ok") continue;
-      const Array* iter = nullptr;
-      for (const Array& a : point.arrays)
-        if (a.name == "iter_time_s" || a.name == "call_time_s") iter = &a;
-      if (!iter || iter->dims.size() != 2 || iter->dims[0] == 0 || iter->dims[1] == 0 ||
-          iter->data.size() != iter->dims[0] * iter->dims[1] || iter->dims[0] != names.size())
+      std::optional<SeriesView> iter = read_series(point, "iter_time_s");
+      if (!iter) iter = read_series(point, "call_time_s");
+      if (!iter || iter->ranks != names.size() || names.empty() ||
+          std::any_of(iter->count.begin(), iter->count.end(), [](std::size_t n) { return n == 0; }))
         continue;
       const std::string session = run.provenance.session.empty() ? run.path : run.provenance.session;
       const std::string key = point_key(point.record);
       NodePoint& p = points[{session, suite, key}];
       p.run = session, p.suite = suite, p.key = key, p.label = point_label(point.record);
-      const std::size_t n = iter->dims[1];
       for (std::size_t r = 0; r < names.size(); ++r) {
-        double sum = 0;
-        for (std::size_t k = 0; k < n; ++k) sum += iter->data[r * n + k];
-        const double mean = sum / static_cast<double>(n);
+        const double mean = iter->mean(r);
         auto [at, fresh] = p.mean_iter_s.emplace(names[r], mean);
         if (!fresh) at->second = std::min(at->second, mean);
       }

@@ -20,6 +20,7 @@
 #include "harness/main_wrapper.hpp"
 #include "harness/progress.hpp"
 #include "harness/provenance.hpp"
+#include "results/bounded_series.hpp"
 #include "results/record.hpp"
 #include "harness/signals.hpp"
 #include "harness/watchdog.hpp"
@@ -371,6 +372,7 @@ void record_point(const SuiteDef& suite, const Options& o, const SweepPoint& p, 
   point.record.set("status", std::string(status_name(point.status)));
   if (!point.status_reason.empty()) point.record.set("status_reason", point.status_reason);
   point.record.set("reproducer", point_reproducer(suite.program, o, p));
+  bound_series(point);  // its statistics are in the record: beyond a count, a histogram of the series
   f.journal->add(index, point);
   maybe_kill_for_test(f.journal->points());
   warn_about_stalls(suite.program, index + 1, point.record);

@@ -8,6 +8,7 @@
 //
 // Formats are printf formats applied to the value as: Int -> long long, Float -> double,
 // String -> const char*.
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -271,19 +272,47 @@ std::vector<std::string> key_fields() {
   return keys;
 }
 
+namespace {
+
+// The histogram arrays of every bounded series (results/bounded_series.hpp), declared after the
+// series themselves; their names live as long as the table.
+std::vector<ArrayField> with_histograms(std::vector<ArrayField> table) {
+  static std::deque<std::string> text;
+  const std::size_t declared = table.size();
+  for (std::size_t i = 0; i < declared; ++i) {
+    if (!table[i].bounded) continue;
+    const std::string series = table[i].name, unit = table[i].unit;
+    const std::string arrays[][3] = {
+        {series + "_bucket", unit, "histogram of " + series + " (more than 10,000 values per rank): every occupied bucket's lower and upper edge, [buckets][2]"},
+        {series + "_count", "", "histogram of " + series + ": each rank's values in every bucket, [ranks][buckets]"},
+        {series + "_slowest_count", "", "histogram of " + series + ": the slowest rank of every iteration in every bucket, [buckets]"},
+        {series + "_sum", unit, "histogram of " + series + ": the exact sum of each rank's values, [ranks]"},
+        {series + "_slowest_sum", unit, "histogram of " + series + ": the exact sum of the slowest rank's value of every iteration, [1]"}};
+    for (const auto& [name, u, help] : arrays) {
+      const char* n = text.emplace_back(name).c_str();
+      const char* un = text.emplace_back(u).c_str();
+      table.push_back({n, un, text.emplace_back(help).c_str()});
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
 const std::vector<ArrayField>& array_fields() {
-  static const std::vector<ArrayField> table = {
+  constexpr bool Bounded = true;  // stored as a histogram beyond 10,000 values per rank
+  static const std::vector<ArrayField> table = with_histograms({
       // name                   unit        help
-      {"iter_time_s",           "s",        "time of every timed iteration (allreduce: of every timed call), [ranks][n]"},
-      {"warmup_time_s",         "s",        "time of every warm-up iteration, [ranks][warmup x repeats]"},
-      {"load_time_s",           "s",        "load phase of every timed iteration, [ranks][n]"},
-      {"forward_time_s",        "s",        "forward phase, [ranks][n]"},
-      {"backward_time_s",       "s",        "backward phase, [ranks][n]"},
-      {"comm_wait_time_s",      "s",        "communication wait after backward, [ranks][n]"},
-      {"update_time_s",         "s",        "weight update phase, [ranks][n]"},
-      {"rss_mib",               "MiB",      "resident memory after every timed iteration, [ranks][n]"},
+      {"iter_time_s",           "s",        "time of every timed iteration (allreduce: of every timed call), [ranks][n]", Bounded},
+      {"warmup_time_s",         "s",        "time of every warm-up iteration, [ranks][warmup x repeats]", Bounded},
+      {"load_time_s",           "s",        "load phase of every timed iteration, [ranks][n]", Bounded},
+      {"forward_time_s",        "s",        "forward phase, [ranks][n]", Bounded},
+      {"backward_time_s",       "s",        "backward phase, [ranks][n]", Bounded},
+      {"comm_wait_time_s",      "s",        "communication wait after backward, [ranks][n]", Bounded},
+      {"update_time_s",         "s",        "weight update phase, [ranks][n]", Bounded},
+      {"rss_mib",               "MiB",      "resident memory after every timed iteration, [ranks][n]", Bounded},
       {"peak_rss_mib",          "MiB",      "peak resident memory of every rank, [ranks][1]"},
-      {"profile_iter_time_s",   "s",        "iterations of the profiled pass, [ranks][iters]"},
+      {"profile_iter_time_s",   "s",        "iterations of the profiled pass, [ranks][iters]", Bounded},
       {"op_time_s",             "s",        "time per iteration in each operator kind, [ranks][kinds]"},
       {"op_calls",              "",         "calls per iteration of each operator kind, [kinds]"},
       {"op_flops",              "FLOP",     "floating-point operations per call of each operator kind, [kinds]"},
@@ -307,14 +336,14 @@ const std::vector<ArrayField>& array_fields() {
       {"eval_test_acc",         "%",        "--eval-every: test accuracy of every evaluation, [evaluations]"},
       {"link_time_us",          "us",       "hpcnn-allreduce --links: every pair's exchange time, [ranks][ranks] (0: not measured)"},
       {"link_bw_gbs",           "GB/s",     "hpcnn-allreduce --links: every pair's bandwidth each way, [ranks][ranks] (0: not measured)"},
-      {"call_time_s",           "s",        "hpcnn-blas gemm: every timed SGEMM call, [calls]"},
-      {"quantum_time_s",        "s",        "hpcnn-blas noise: every timed work quantum, per quantum the slowest thread of each rank, [ranks][quanta]"},
+      {"call_time_s",           "s",        "hpcnn-blas gemm: every timed SGEMM call, [calls]", Bounded},
+      {"quantum_time_s",        "s",        "hpcnn-blas noise: every timed work quantum, per quantum the slowest thread of each rank, [ranks][quanta]", Bounded},
       {"layer_forward_s",       "s",        "hpcnn-blas layers: forward time of every distinct layer shape, [shapes]"},
       {"layer_backward_s",      "s",        "hpcnn-blas layers: backward time of every distinct layer shape, [shapes]"},
       {"layer_forward_gflops",  "GFLOP/s",  "hpcnn-blas layers: forward rate of every distinct layer shape, [shapes]"},
       {"layer_backward_gflops", "GFLOP/s",  "hpcnn-blas layers: backward rate of every distinct layer shape, [shapes]"},
       {"layer_count",           "",         "hpcnn-blas layers: layers of every distinct shape in the model, [shapes]"},
-  };
+  });
   return table;
 }
 

@@ -58,6 +58,7 @@ struct ArrayField {
   const char* name;  // "iter_time_s"
   const char* unit;  // "s"
   const char* help;
+  bool bounded = false;  // a per-iteration series stored as its histogram beyond a count (bounded_series.hpp)
 };
 const std::vector<ArrayField>& array_fields();
 
