@@ -4,7 +4,9 @@
 # (statistics, phase medians, phases adding up to each iteration within 2%, repeat spread and 95%
 # interval, memory, profile); every hpcnn-summary table comes out of them; a point that fails is
 # recorded as failed while the sweep goes on (exit 1); damaged files next to a good one: one line
-# each, the good one summarized, exit 1; no progress line when stderr is not a terminal.
+# each, the good one summarized, exit 1; no progress line when stderr is not a terminal; a night's
+# folder of several kinds (an allreduce point of 20,000 calls stored as a histogram) shown one table
+# per kind, without empty columns or rows of other kinds, under --compare too.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 
 run ./hpcnn-train --model lenet5 --backend reference --batch 4,8 --iters 6 --warmup 2 --repeat 3 --profile ops --output "$out/one" --quiet
@@ -68,4 +70,33 @@ done
 # Progress goes to a terminal only: with stderr redirected, nothing but errors.
 err=$(./hpcnn-train --model lenet5 --backend reference --batch 2 --iters 3 --warmup 0 --output "$out/quiet" 2>&1 >/dev/null)
 [ -z "$err" ] || { echo "FAIL: stderr not empty without a terminal: $err"; fail=1; }
+
+# A night's folder as acceptance.sh leaves it: an allreduce point of more iterations than a file
+# keeps stores its times as a histogram (a small file); every table, and --compare, shows each kind
+# of result in its own table, without rows of other kinds and without columns no row has a value in.
+run $MPIRUN -np 2 ./hpcnn-allreduce --exchange ring --sizes 8 --iters 20000 --warmup 10 --quiet --output "$out/night"
+run ./hpcnn-blas --sweep gemm --sizes 64 --threads 1 --iters 20 --warmup 2 --quiet --output "$out/night"
+run ./hpcnn-train --model lenet5 --backend reference --batch 4 --iters 3 --warmup 1 --quiet --output "$out/night"
+allreduce=$(ls "$out"/night/hpcnn-allreduce-*.h5)
+h5ls -r "$allreduce" | grep -q 'iter_time_s_count *Dataset {2, ' || { echo "FAIL: no histogram of 20,000 iterations:"; h5ls -r "$allreduce"; fail=1; }
+[ "$(stat -c %s "$allreduce")" -lt 150000 ] || { echo "FAIL: 20,000 iterations take $(stat -c %s "$allreduce") bytes"; fail=1; }
+./hpcnn-summary --compare "$out/night" "$out/night" > "$out/night.txt" || { echo "FAIL: the night against itself"; fail=1; }
+/usr/bin/python3 - "$out/night.txt" <<'EOF' || fail=1
+import re, sys
+text = open(sys.argv[1]).read()
+tables = dict(re.findall(r"^# (\w[\w-]*): .*?\n(.*?)(?=\n# |\Z)", text, re.S | re.M))
+bad = []
+if "hpcnn-allreduce" in tables.get("throughput", "") or "gemm" in tables.get("throughput", ""):
+    bad.append("the throughput table lists allreduce or SGEMM rows")
+if "cpu_user_pct" in tables.get("blas", "cpu_user_pct"):
+    bad.append("the blas table has its empty CPU columns (or is missing)")
+if "ring" not in tables.get("allreduce", ""):
+    bad.append("no allreduce table")
+if not re.search(r"compare: 4 verdicts, 0 failures", text):
+    bad.append("not 4 passing verdicts, one per point (SGEMM of two libraries)")
+print("\n".join("FAIL: night: " + b for b in bad) or "ok:   night: one table per kind, no empty column, 4 verdicts")
+sys.exit(1 if bad else 0)
+EOF
+n=$(./hpcnn-summary --table allreduce --format markdown "$out/night" | grep -c '^| ring')
+[ "$n" = 1 ] || { echo "FAIL: --table allreduce over the night: $n ring rows, want 1 and no rows of other kinds"; fail=1; }
 exit $fail
