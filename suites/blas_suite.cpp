@@ -85,21 +85,26 @@ const std::string& default_gemm_sizes() {
   return sizes;
 }
 
-// The default --backend: the CPU BLAS libraries this build has (OpenBLAS, Eigen). Without either,
-// --sweep gemm times the SGEMM libraries it has (oneDNN's) and the other sweeps the reference.
+// The default --backend: the CPU BLAS libraries this build has, in the registry's order: the
+// backends that lower convolutions to a BLAS library's GEMM (their own setting gemm_columns:
+// OpenBLAS, Eigen) and, for --sweep gemm, those libraries' SGEMM. Without any, --sweep gemm times
+// the SGEMM libraries it has (oneDNN's) and the other sweeps the reference.
 // (Kept for the process: an option's default is a string_view.)
 const std::string& default_backends(const std::string& kind) {
   static std::map<std::string, std::string> chosen;
   if (auto it = chosen.find(kind); it != chosen.end()) return it->second;
-  std::vector<std::string> have;
+  if (kind == "noise") return chosen[kind] = "cpu";  // the probe times the cores themselves
+  std::vector<std::string> blas, have;
+  for (const BackendInfo& b : backends())
+    if (std::find(b.own_settings.begin(), b.own_settings.end(), "gemm_columns") != b.own_settings.end())
+      blas.push_back(b.name);
   if (kind == "gemm")
     for (const SgemmInfo& s : sgemm_libraries()) have.push_back(s.name);
   else
-    for (const BackendInfo& b : backends()) have.push_back(b.name);
-  if (kind == "noise") return chosen[kind] = "cpu";  // the probe times the cores themselves
+    have = blas;
   std::string s;
-  for (const char* want : {"openblas", "eigen"})
-    if (std::find(have.begin(), have.end(), want) != have.end()) s.append(s.empty() ? "" : ",").append(want);
+  for (const std::string& name : have)
+    if (std::find(blas.begin(), blas.end(), name) != blas.end()) s.append(s.empty() ? "" : ",").append(name);
   if (s.empty() && kind != "gemm") s = "reference";
   if (s.empty())
     for (const std::string& name : have) s.append(s.empty() ? "" : ",").append(name);

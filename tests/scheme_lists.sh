@@ -8,6 +8,13 @@
 #    simulated ones);
 #  - the SMPI rank program is built from collectives/Makefile.inc's EXCHANGE_SCHEME_SOURCES, which
 #    holds every source of collectives/ but the ones the simulator replaces or does not need.
+# And every list of backends is the kernels' registry (kernels/registry.cpp), so that a backend is
+# its folder and its registry line:
+#  - every optional backend folder (kernels/Makefile.inc's BUILD_X_BACKEND) is a configure option
+#    (--with-x) and a variant of the Spack package (+x; the cuda one is CudaPackage's);
+#  - the BLAS libraries hpcnn-blas measures by default (the registered backends that lower to a
+#    BLAS GEMM) are the ReFrame tests' libraries, and the ReFrame tests' schemes are the acceptance
+#    set's allreduce schemes.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 src=$HPCNN_SRCDIR
 
@@ -52,4 +59,29 @@ present=$(cd "$src/collectives" && ls *.cpp | grep -v -x -E 'host_buffers.cpp|mp
 same "EXCHANGE_SCHEME_SOURCES: every scheme source of collectives/" "$present" "$listed"
 grep -q 'EXCHANGE_SCHEME_SOURCES' "$src/simulate/Makefile.inc" ||
   { echo "FAIL: simulate/Makefile.inc does not build the rank program from EXCHANGE_SCHEME_SOURCES"; fail=1; }
+
+# Backends.
+folders=$(sed -n 's/^if BUILD_\([A-Z]*\)_BACKEND$/\1/p' "$src/kernels/Makefile.inc" | tr 'A-Z' 'a-z' | sort)
+[ "$(wc -l <<<"$folders")" -ge 4 ] || { echo "FAIL: kernels/Makefile.inc names fewer than 4 optional backends: $(echo $folders)"; fail=1; }
+options=$(./configure --help 2>/dev/null || "$src/configure" --help)
+package=$src/packaging/spack/spack_repo/hpcnn/packages/hpcnn/package.py
+for b in $folders; do
+  grep -q -- "--with-$b\[=DIR\]" <<<"$options" || { echo "FAIL: no configure option --with-$b for the $b backend"; fail=1; }
+  if [ "$b" = cuda ]; then
+    grep -q 'CudaPackage' "$package" || { echo "FAIL: the Spack package has no +cuda (CudaPackage)"; fail=1; }
+  else
+    grep -q "variant(\"$b\"" "$package" || { echo "FAIL: the Spack package has no variant +$b"; fail=1; }
+  fi
+done
+echo "ok:   backend folders with configure options and Spack variants checked: $(echo $folders)"
+blas=$(./hpcnn-blas --help | sed -n 's/^  --backend LIST .*(default: \([a-z0-9,-]*\))$/\1/p')
+reframe=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$src/reframe'); import hpcnn_points as p; print(','.join(p.LIBRARIES))")
+if ./hpcnn-train --list | grep -q '^  openblas ' && ./hpcnn-train --list | grep -q '^  eigen '; then
+  same "ReFrame's libraries are hpcnn-blas's default ones" "$(sorted "$blas")" "$(sorted "$reframe")"
+else
+  echo "ok:   (a build without OpenBLAS or Eigen: ReFrame's libraries not compared with hpcnn-blas's default '$blas')"
+fi
+accepted=$(grep -o 'hpcnn-allreduce" --exchange [a-z0-9,-]*' "$src/jobscripts/acceptance.sh" | cut -d' ' -f3 | sort -u)
+rfm_exchanges=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$src/reframe'); import hpcnn_points as p; print(','.join(p.EXCHANGES))")
+same "ReFrame's schemes are the acceptance set's allreduce schemes" "$(sorted "$accepted")" "$(sorted "$rfm_exchanges")"
 exit $fail
