@@ -24,7 +24,11 @@
 # allreduce and hpcnn-scale steps run across all N nodes, one rank per node. Besides the verdict
 # against the reference, hpcnn-summary --population judges the night against itself (each node
 # against the median node, each pair against the median pair) into population.txt: a node or link
-# it names fails the night, with or without a reference.
+# it names fails the night, with or without a reference. A node that does not answer, at the start
+# of the night or after a step over it failed (down, its daemon or network gone), is named in one
+# line (and in nodes_lost.txt) and left out of the rest of the night; the steps it broke run again
+# on the nodes left, whose results are judged as usual, and the night fails. Under Slurm the job
+# runs with --no-kill, so that a node's failure does not end it.
 #
 # Environment (all optional):
 #   OUT            the run's folder (default results/acceptance/<SYSTEM>/<SET>/<UTC date-time>)
@@ -40,6 +44,7 @@
 #   ACCEPT_LINK_ROUNDS rounds of the link test (default 0: all N-1; a sample of K rounds, spread
 #                  evenly, sees every node but only the pairs of its rounds, other pairs each night)
 #   ACCEPT_POPULATION_THRESHOLD  a node or pair below (1 - this) of the median is named (default 10%)
+#   ACCEPT_PROBE_TIMEOUT  seconds a node has to run a one-rank step before it counts as lost (default 60)
 #   ACCEPT_DATA    real-data set of the short training run (default fashion-mnist; none: skipped)
 #   ACCEPT_DATA_LIMIT  training and test images of that run (per-set defaults)
 #   ACCEPT_SUMMARY_ARGS  more hpcnn-summary options, e.g. "--tolerance-floor 10%"
@@ -48,6 +53,7 @@
 #   THREADS, HPCNN_BIN, HPCNN_LAUNCH, HOSTFILE: as for every job script (jobscripts/common.sh)
 #SBATCH --job-name=hpcnn-acceptance
 #SBATCH --nodes=1
+#SBATCH --no-kill
 set -uo pipefail
 usage() { echo "usage: ${0##*/} smoke|nightly|full [SYSTEM]   (BLESS=1 makes BLESS_RUNS runs the reference)" >&2; exit 2; }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
@@ -96,6 +102,8 @@ LINK_ROUNDS=${ACCEPT_LINK_ROUNDS:-0}
 POPULATION_THRESHOLD=${ACCEPT_POPULATION_THRESHOLD:-10%}
 [[ "$WAVE" =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: ACCEPT_NODE_WAVE '$WAVE' is not a count" >&2; exit 2; }
 [[ "$LINK_ROUNDS" =~ ^[0-9]+$ ]] || { echo "${0##*/}: ACCEPT_LINK_ROUNDS '$LINK_ROUNDS' is not a count" >&2; exit 2; }
+PROBE_TIMEOUT=${ACCEPT_PROBE_TIMEOUT:-60}
+[[ "$PROBE_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: ACCEPT_PROBE_TIMEOUT '$PROBE_TIMEOUT' is not a number of seconds" >&2; exit 2; }
 [ "$NODES" -gt 1 ] || echo "(one node: the cross-node steps, the link test and the population verdict are skipped)"
 
 # The set's sizes: smoke takes about a minute on one node, nightly a few minutes, full hours.
@@ -125,12 +133,13 @@ run_set() {
   mkdir -p "$dir" || { echo "${0##*/}: cannot create $dir" >&2; exit 1; }
   export HPCNN_SESSION
   HPCNN_SESSION="$SYSTEM/$SET/$(basename "$(cd "$dir" && pwd)")-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+  [ "$NODES" = 1 ] || leave_out_silent "before the night" "${nodes[@]}" || true
   for round in $(seq "$rounds"); do
     if [ "$NODES" -gt 1 ]; then
       # Every pair of nodes in N-1 rounds, then the allreduce across all nodes, one rank per node.
-      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" --rounds "$LINK_ROUNDS" \
+      step_ok across_nodes "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" --rounds "$LINK_ROUNDS" \
         --randomize --seed "$(date -u +%Y%m%d)$round" "${common[@]}"
-      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
+      step_ok across_nodes "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
     else
       # Allreduce: the job's schemes and sizes, the correctness check in every point (wrong = 0).
       step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-allreduce" --exchange mpi,ring --sizes "$sizes" "${common[@]}"
@@ -144,7 +153,7 @@ run_set() {
     on_every_node "$HPCNN_BIN/hpcnn-blas" --sweep noise --threads "$THREADS" "${common[@]}"
     # Data-parallel training: ring allreduce over the ranks (over the nodes, one rank per node).
     if [ "$NODES" -gt 1 ]; then
-      step_ok run_on "$NODES" "$NODES" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
+      step_ok across_nodes "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
     else
       step_ok run_on 1 "$RANKS" "$HPCNN_BIN/hpcnn-scale" --model lenet5 --batch "$batch" --exchange ring "${common[@]}"
     fi
@@ -165,12 +174,83 @@ step_ok() { "$@" || { echo "${0##*/}: step failed: $*" >&2; steps_failed=$((step
 # ACCEPT_NODE_WAVE nodes; on one node, the step as it is.
 on_every_node() {
   if [ "$NODES" = 1 ]; then step_ok run "$@"; return; fi
-  local first wave
-  for ((first = 0; first < NODES; first += WAVE)); do
-    wave=("${nodes[@]:first:WAVE}")
-    STEP_NODELIST=$(IFS=,; echo "${wave[*]}") STEP_WHOLE_NODE=1 step_ok run_on "${#wave[@]}" "${#wave[@]}" "$@"
-  done
+  local first all=("${nodes[@]}")
+  for ((first = 0; first < ${#all[@]}; first += WAVE)); do step_ok on_wave "${all[@]:first:WAVE}" -- "$@"; done
 }
+# on_wave NODE... -- CMD...: the one-node step on those nodes at once, one rank per node; when it
+# fails, the nodes that do not answer are left out and it runs again on the others.
+on_wave() {
+  local wave=() left=() n
+  while [ "$1" != -- ]; do wave+=("$1"); shift; done
+  shift
+  wave_step "$@" && return 0
+  leave_out_silent "after a step on ${wave[*]}" "${wave[@]}" || return 1
+  for n in "${wave[@]}"; do is_live "$n" && left+=("$n"); done
+  wave=("${left[@]}")
+  [ ${#wave[@]} -gt 0 ] || return 0
+  wave_step "$@"
+}
+wave_step() { STEP_NODELIST=$(IFS=,; echo "${wave[*]}") STEP_WHOLE_NODE=1 run_on "${#wave[@]}" "${#wave[@]}" "$@"; }
+# across_nodes CMD...: a step across all the night's nodes, one rank per node; when it fails, the
+# nodes that do not answer are left out and it runs again across the others (with one node left,
+# not at all).
+across_nodes() {
+  across_step "$@" && return 0
+  leave_out_silent "after a step across the nodes" "${nodes[@]}" || return 1
+  [ "$NODES" -gt 1 ] || { echo "(one node left: the step across the nodes is skipped)"; return 0; }
+  across_step "$@"
+}
+across_step() {
+  if [ -s "$OUT/nodes_lost.txt" ]; then STEP_NODELIST=$(IFS=,; echo "${nodes[*]}") run_on "$NODES" "$NODES" "$@"
+  else run_on "$NODES" "$NODES" "$@"; fi
+}
+is_live() { local n; for n in "${nodes[@]}"; do [ "$n" = "$1" ] && return 0; done; return 1; }
+# answers NODE: a one-rank step on NODE alone ends within PROBE_TIMEOUT seconds.
+answers() {
+  local cmd hostfile="" kind status=0
+  if [ -n "${SLURM_JOB_ID:-}" ]; then
+    cmd=(srun -N 1 -n 1 -w "$1" true)
+  else
+    cmd=("${launch_words[@]}")
+    [ ${#cmd[@]} -gt 0 ] || cmd=("${HPCNN_MPIRUN:-mpirun}")
+    kind=$(mpi_launcher_kind "${cmd[0]}")
+    hostfile=$(mktemp "${TMPDIR:-/tmp}/hpcnn-probe.XXXXXX")
+    mpi_hostfile_line "$kind" "$1" 1 > "$hostfile"
+    cmd+=(-np 1)
+    mapfile -t -O ${#cmd[@]} cmd < <(mpi_hostfile_opts "$kind" "$hostfile")
+    cmd+=(true)
+  fi
+  timeout --kill-after=5 "$PROBE_TIMEOUT" "${cmd[@]}" > /dev/null 2>&1 || status=$?
+  [ -z "$hostfile" ] || rm -f "$hostfile"
+  return "$status"
+}
+# leave_out_silent WHEN NODE...: probes the nodes, 32 at a time; each that does not answer is named
+# in one line and in $OUT/nodes_lost.txt, and left out of `nodes` for the rest of the night. 0 when
+# one was.
+leave_out_silent() {
+  local when=$1 silent n k=0 left=()
+  shift
+  silent=$(mktemp -d "${TMPDIR:-/tmp}/hpcnn-silent.XXXXXX")
+  for n in "$@"; do
+    (answers "$n" || touch "$silent/$n") &
+    k=$((k + 1))
+    [ $((k % 32)) != 0 ] || wait
+  done
+  wait
+  for n in "$@"; do
+    [ -e "$silent/$n" ] || continue
+    echo "${0##*/}: node $n does not answer ($when: no one-rank step within ${PROBE_TIMEOUT} s): left out of the rest of the night; the other nodes are judged" >&2
+    echo "$n $when" >> "$OUT/nodes_lost.txt"
+  done
+  for n in "${nodes[@]}"; do [ -e "$silent/$n" ] || left+=("$n"); done
+  rm -rf "$silent"
+  [ ${#left[@]} != "$NODES" ] || return 1
+  nodes=("${left[@]}")
+  NODES=${#nodes[@]}
+  return 0
+}
+# The nodes lost so far, comma-separated (empty: none).
+lost_nodes() { [ -s "$OUT/nodes_lost.txt" ] && cut -d' ' -f1 "$OUT/nodes_lost.txt" | sort -u | paste -sd, -; }
 # judge_population [REFERENCE]: the night against itself (nodes against the median node, pairs
 # against the median pair) and against the reference's nodes and pairs, into $OUT/population.txt,
 # population-junit.xml and population.html (the node map and link matrices); 1 when a node or link
@@ -191,8 +271,8 @@ if [ -n "${BLESS:-}" ] && [ "$BLESS" != 0 ]; then
   runs=()
   for k in $(seq "$BLESS_RUNS"); do
     run_set "$OUT/run-$k"
-    if [ "$steps_failed" -gt 0 ]; then
-      echo "${0##*/}: BLESS: $steps_failed step(s) of run $k failed: nothing is blessed" >&2
+    if [ "$steps_failed" -gt 0 ] || [ -n "$(lost_nodes)" ]; then
+      echo "${0##*/}: BLESS: run $k: $steps_failed step(s) failed, nodes lost: $(lost_nodes || echo none): nothing is blessed" >&2
       exit 1
     fi
     runs+=("$OUT/run-$k")
@@ -209,6 +289,7 @@ if [ -z "$(find "$reference" -name '*.h5' -print -quit 2>/dev/null)" ]; then
   echo "${0##*/}: no reference in $reference: run once with BLESS=1 on a system known to be good" >&2
   run_set "$OUT"  # still measured: a first night can be blessed by hand (jobscripts/bless.sh)
   judge_population  # a first night on a new cluster still names the node or link that is off
+  [ -z "$(lost_nodes)" ] || echo "acceptance $SET on $SYSTEM: nodes lost during the night: $(lost_nodes) ($OUT/nodes_lost.txt)"
   exit 1
 fi
 # Before the night's work: a reference with too few runs, or of several builds or machines, or
@@ -225,9 +306,10 @@ cat "$OUT/verdict.txt"
 if [ "$status" = 2 ]; then echo "${0##*/}: the reference $reference cannot be used (above): bless it again" >&2; exit 2; fi
 population=0
 judge_population "$reference" || population=$?
-if [ "$status" != 0 ] || [ "$steps_failed" -gt 0 ] || [ "$population" != 0 ]; then
+if [ "$status" != 0 ] || [ "$steps_failed" -gt 0 ] || [ "$population" != 0 ] || [ -n "$(lost_nodes)" ]; then
   named=""
   [ "$population" = 0 ] || named=", nodes or links named: $OUT/population.txt"
+  [ -z "$(lost_nodes)" ] || named="$named, nodes lost: $(lost_nodes) ($OUT/nodes_lost.txt)"
   echo "acceptance $SET on $SYSTEM: FAILED ($steps_failed step(s) failed; verdicts: $OUT/verdict.txt, $OUT/junit.xml, $OUT/report.html$named)"
   exit 1
 fi

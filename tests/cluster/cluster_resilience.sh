@@ -12,6 +12,8 @@
 #    within 40 s Slurm cancels the job "due to node failure" and requeues it (--requeue); the
 #    restarted job runs on the 3 hosts left, resumes, and its file holds every point once, equal
 #    to an uninterrupted run's, with no rank on the dead host.
+#  - a node that dies during an acceptance night (acceptance.sh, --no-kill): named in one line,
+#    the night goes on over the nodes left, which are measured and judged, and fails;
 #  - preemption within a training point: E8 on real data (jobscripts/e8_slurm.sh, a checkpoint per
 #    epoch) gets USR1 once a checkpoint exists: the point stops at the next step with a checkpoint
 #    of it, the job requeues itself, and the restarted job continues that point from the
@@ -109,6 +111,39 @@ if wait_for 180 "a checkpoint of job $e8" e8_checkpoint; then
 else
   echo "FAIL: job $e8 wrote no checkpoint in 180 s"; cat "$work/e8/slurm-$e8.out"; fail=1; scancel "$e8"
 fi
+
+# A node dies during an acceptance night on 4 hosts (jobscripts/acceptance.sh under sbatch, with
+# its --no-kill): n3's slurmd and everything on n3 killed once the night's first training wave has
+# written its file. The night goes on without n3: one line names it, the steps it broke run again
+# on the nodes left, the night's later one-node steps have a result on each of n1, n2 and n4 and
+# its step across the nodes runs on those three; the night fails, naming n3.
+lost=$(submit "$work/lost" ACCEPT_ROUNDS=1 ACCEPT_ITERS=5 ACCEPT_WARMUP=1 ACCEPT_MIN_TIME=0.1 ACCEPT_NODE_WAVE=2 THREADS=1 \
+  ACCEPT_DATA=none ACCEPT_LINK_SIZES=64K ACCEPT_PROBE_TIMEOUT=30 OUT="$work/lost/out" REFERENCE_DIR="$work/no-reference" \
+  --nodes=4 "$js/acceptance.sh" smoke lostnode)
+first_train() { ls "$work"/lost/out/hpcnn-train-*.h5 >/dev/null 2>&1; }
+# hosts_of EXE: every host the night's files of EXE name, sorted, comma-separated
+hosts_of() { local f; for f in "$work"/lost/out/"$1"-*.h5; do hosts "$f"; done | sort -u | paste -sd, -; }
+if wait_for 180 "the night's first training file" first_train; then
+  echo "+ kill -KILL slurmd and every process of n3 (job $lost)"
+  kill -KILL "$(cat "$CL_PIDS/slurmd-n3")" $(ip netns pids "$(cl_netns 3)")
+  wait_job "$lost" 300
+  out=$work/lost/slurm-$lost.out
+  check "the night ran to its end and failed ($(job_state "$lost"))" [ "$(job_state "$lost")" = FAILED ]
+  check "one line names n3" [ "$(grep -c 'node n3 does not answer' "$out")" = 1 ]
+  check "nodes_lost.txt names n3 alone" [ "$(cut -d' ' -f1 "$work/lost/out/nodes_lost.txt" 2>/dev/null)" = n3 ]
+  check "the outcome names n3" in_output "$out" "FAILED|nodes lost during the night: n3"
+  check "the noise probe ran on n1, n2 and n4" [ "$(hosts_of hpcnn-blas | tr ',' ' ')" = "n1 n2 n4" ]
+  scale=$(ls "$work"/lost/out/hpcnn-scale-*.h5 2>/dev/null | tail -n 1)
+  check "the step across the nodes ran on n1, n2 and n4" [ -n "$scale" ] && [ "$(hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
+  check "the population judged the nodes left" in_output "$work/lost/out/population.txt" "per-node point"
+  [ "$fail" = 0 ] || tail -40 "$out"
+else
+  echo "FAIL: job $lost wrote no training file in 180 s"; fail=1; scancel "$lost"
+fi
+# n3 back (its slurmd again; Slurm returns it to service when it registers) for the test below.
+cl_start_slurmd 3
+n3_idle() { [ "$(sinfo -h -n n3 -o '%t')" = idle ]; }
+wait_for 60 "n3 to come back" n3_idle || { echo "FAIL: n3 did not come back: $(sinfo -h -N -o '%N %t' | paste -sd' ')"; fail=1; }
 
 # A host dies: n2's slurmd and everything on n2 killed while the sweep runs there.
 nf=$(submit "$work/nf" "${sweep[@]}" OUT="$work/nf/out" --nodes=3 "$js/allreduce_sweep.sh")

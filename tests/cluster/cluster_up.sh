@@ -141,17 +141,7 @@ slurmctld -D -f "$CL_CONF" </dev/null >>"$CLUSTER_DIR/log/slurmctld.out" 2>&1 &
 echo $! > "$CL_PIDS/slurmctld"
 wait_for "$timeout" "slurmctld to answer (log: $CLUSTER_DIR/log/slurmctld.log)" scontrol ping
 
-# One slurmd per host: in its network namespace (nsenter, not `ip netns exec`, which remounts
-# /sys so that slurmd cannot start its cgroup plugin), with its own host name (--uts) and its own
-# /etc/hosts (--mount: a bind mount seen by the host's jobs only). nsenter and unshare exec, so
-# the PID kept is slurmd's.
-for ((k = 1; k <= nodes; k++)); do
-  nsenter --net="/run/netns/$(cl_netns "$k")" unshare --uts --mount --propagation private \
-    bash -c 'hostname "$1" && mount --bind "$2" /etc/hosts && exec slurmd -D -N "$1" -f "$3"' \
-    slurmd-n$k "n$k" "$CLUSTER_DIR/etc/hosts" "$CL_CONF" \
-    </dev/null >>"$CLUSTER_DIR/log/slurmd-n$k.out" 2>&1 &
-  echo $! > "$CL_PIDS/slurmd-n$k"
-done
+for ((k = 1; k <= nodes; k++)); do cl_start_slurmd "$k"; done
 all_idle() {
   local states
   states=$(sinfo -h -N -o '%t' 2>/dev/null) || return 1
