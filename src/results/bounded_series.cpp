@@ -44,39 +44,6 @@ bool all_finite_and_not_negative(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x) && x >= 0; });
 }
 
-// The five histogram arrays of a whole series of ranks x n values.
-std::vector<Array> histogram_of(const Array& a, std::size_t ranks, std::size_t n) {
-  std::vector<double> slowest(n, 0.0);
-  for (std::size_t r = 0; r < ranks; ++r)
-    for (std::size_t i = 0; i < n; ++i) slowest[i] = std::max(slowest[i], a.data[r * n + i]);
-  std::map<int, std::size_t> column;  // occupied bucket -> its column, ascending
-  for (double v : a.data) column.emplace(bucket_of(v), 0);
-  std::size_t c = 0;
-  std::vector<double> edges;
-  for (auto& [k, col] : column) {
-    col = c++;
-    edges.push_back(lower_edge(k));
-    edges.push_back(upper_edge(k));
-  }
-  const std::size_t buckets = column.size();
-  std::vector<double> counts(ranks * buckets, 0.0), slowest_counts(buckets, 0.0), sums(ranks, 0.0);
-  for (std::size_t r = 0; r < ranks; ++r)
-    for (std::size_t i = 0; i < n; ++i) {
-      const double v = a.data[r * n + i];
-      counts[r * buckets + column.at(bucket_of(v))] += 1;
-      sums[r] += v;
-    }
-  double slowest_sum = 0;
-  for (double v : slowest) {
-    slowest_counts[column.at(bucket_of(v))] += 1;
-    slowest_sum += v;
-  }
-  const std::vector<std::string> names = histogram_array_names(a.name);
-  return {make_array(names[0], {buckets, 2}, std::move(edges)), make_array(names[1], {ranks, buckets}, std::move(counts)),
-          make_array(names[2], {buckets}, std::move(slowest_counts)), make_array(names[3], {ranks}, std::move(sums)),
-          make_array(names[4], {1}, {slowest_sum})};
-}
-
 std::optional<SeriesView> whole_series(const Array& a) {
   std::size_t ranks = 0, n = 0;
   if (!series_shape(a, ranks, n)) return std::nullopt;
@@ -95,6 +62,29 @@ std::optional<SeriesView> whole_series(const Array& a) {
   }
   for (double x : v.slowest) v.slowest_sum += x;
   return v;
+}
+
+// The five histogram arrays of a whole series of ranks x n values.
+std::vector<Array> histogram_of(const Array& a, std::size_t ranks, std::size_t n) {
+  const SeriesView whole = *whole_series(a);  // the caller checked the shape
+  std::map<int, std::size_t> column;  // occupied bucket -> its column, ascending
+  for (double v : a.data) column.emplace(bucket_of(v), 0);
+  std::size_t c = 0;
+  std::vector<double> edges;
+  for (auto& [k, col] : column) {
+    col = c++;
+    edges.push_back(lower_edge(k));
+    edges.push_back(upper_edge(k));
+  }
+  const std::size_t buckets = column.size();
+  std::vector<double> counts(ranks * buckets, 0.0), slowest_counts(buckets, 0.0);
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < n; ++i) counts[r * buckets + column.at(bucket_of(a.data[r * n + i]))] += 1;
+  for (double v : whole.slowest) slowest_counts[column.at(bucket_of(v))] += 1;
+  const std::vector<std::string> names = histogram_array_names(a.name);
+  return {make_array(names[0], {buckets, 2}, std::move(edges)), make_array(names[1], {ranks, buckets}, std::move(counts)),
+          make_array(names[2], {buckets}, std::move(slowest_counts)), make_array(names[3], {ranks}, whole.sum),
+          make_array(names[4], {1}, {whole.slowest_sum})};
 }
 
 // Every counted value as its bucket's geometric middle; false on a count that is not a count.
