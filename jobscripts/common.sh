@@ -140,7 +140,10 @@ step_threads_env() {  # step_threads_env RANKS_PER_NODE: prints NAME=VALUE words
 # mpirun, see HPCNN_LAUNCH); outside Slurm, RANKS ranks on this machine or $HOSTFILE's hosts.
 # STEP_NODELIST (comma-separated host names, as many as NODES) names the nodes instead of the
 # allocation's or host file's first NODES: a wave of nodes (acceptance.sh). STEP_WHOLE_NODE=1: one
-# rank per node whose threads may use every core of its node (not bound to one).
+# rank per node whose threads may use every core of its node (not bound to one). STEP_OVERLAP=1
+# (srun): the step may share the allocation's CPUs with other steps (srun --overlap): after a node
+# died, Slurm can hold the CPUs of a step that ran on it and on live nodes until it hears from the
+# dead one, and a later step on those live nodes would wait for them.
 run_on() {
   local nodes=$1 ranks=$2 style per_node hostfile="" status=0
   shift 2
@@ -180,6 +183,7 @@ run_on() {
     cmd+=(-N "$nodes" -n "$ranks" --kill-on-bad-exit=1)
     [ -z "${STEP_NODELIST:-}" ] || cmd+=(-w "$STEP_NODELIST")
     [ -z "${STEP_WHOLE_NODE:-}" ] || cmd+=(--ntasks-per-node=1 --cpus-per-task="$(node_cores)" --cpu-bind=none)
+    [ -z "${STEP_OVERLAP:-}" ] || cmd+=(--overlap)
   elif [ -n "${SLURM_JOB_ID:-}${STEP_NODELIST:-}" ]; then
     # The first NODES nodes of the allocation (or STEP_NODELIST's), RANKS/NODES slots each (rounded up).
     hostfile=$(mktemp "${TMPDIR:-/tmp}/hpcnn-hosts.XXXXXX")

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# A night of a whole cluster names the node or link that went bad: jobscripts/acceptance.sh under
-# sbatch on 8 hosts (tests/cluster/cluster_up.sh), every host's link shaped to the same rate
-# (tests/cluster/cluster_shape.sh), one smoke night of each kind, each judged by the population
+# A night of a whole cluster names the node or link that went bad, and only that one:
+# jobscripts/acceptance.sh under sbatch on 8 hosts (tests/cluster/cluster_up.sh), every host's link
+# shaped to the same rate (tests/cluster/cluster_shape.sh), one smoke night judged by the population
 # (hpcnn-summary --population: every node against the median node, every pair against the median
 # pair), faults applied from outside the processes measured:
-#  - unchanged: no node and no link named;
-#  - two faults in one night: n3 given 3/4 of a CPU (a CPU quota on its slurmd's cgroup,
-#    tests/cluster/cluster_slow.sh) and n5's link shaped to half the others' rate: n3 and n5
-#    named, no other node, no link between two other nodes; under acceptance_cron.sh both flagged
-#    for their first night, the night failed for want of a reference, its page linked.
+#  - n3 given 3/4 of a CPU (a CPU quota on its slurmd's cgroup, tests/cluster/cluster_slow.sh) and
+#    n5's link shaped to half the others' rate: n3 and n5 named;
+#  - n2's SGEMM step slowed in both rounds of the night and not after (its hpcnn-blas run under
+#    bench/slow_node.sh slices 50 twice, as a passing disturbance would): the second look (the
+#    night measures a named node's step once more) takes it back, n2 is not named;
+#  - no other node named, no link between two other nodes; under acceptance_cron.sh n3 and n5
+#    flagged for their first night, the night failed for want of a reference, its page linked.
 # The one-node steps run in waves of 2 hosts with 1 thread each (the 8 hosts share this machine's
 # cores), each night's figures are the best of 2 rounds, a node or pair is named below 85% of the
 # median, and the link test measures bandwidth (1 MiB) only: the namespace hosts share 2 cores, so
 # a pair's latency is the scheduler's (docs/ACCEPTANCE.md has the rates measured with
-# bench/cluster_nights.sh). Also: a HOSTFILE that names a host twice is refused with one line, exit 2.
+# bench/cluster_nights.sh, nights without faults included). Also: a HOSTFILE that names a host
+# twice is refused with one line, exit 2.
 source "$(dirname "$0")/cluster_test_lib.sh"
 
 # Bad input first (no cluster needed): a host file with a duplicate.
@@ -34,7 +37,7 @@ echo "every host's link at $rate"
 night() {
   local dir=$work/$1 id start=$SECONDS script=acceptance.sh
   [ "${2:-}" != cron ] || script=acceptance_cron.sh
-  id=$(submit "$dir" ACCEPT_ROUNDS=2 ACCEPT_POPULATION_THRESHOLD=15% ACCEPT_NODE_WAVE=2 THREADS=1 ACCEPT_DATA=none ACCEPT_LINK_SIZES=1M \
+  id=$(submit "$dir" HPCNN_BIN="$work/bin" ACCEPT_ROUNDS=2 ACCEPT_POPULATION_THRESHOLD=15% ACCEPT_NODE_WAVE=2 THREADS=1 ACCEPT_DATA=none ACCEPT_LINK_SIZES=1M \
          OUT="$dir/out" HISTORY="$dir/history" REFERENCE_DIR="$work/no-reference" --nodes=8 "$src/jobscripts/$script" smoke testcluster) ||
     return 1
   wait_job "$id" 900 || return 1
@@ -52,14 +55,26 @@ named_links() { sed -n 's/^population: link \(n[0-9]*-n[0-9]*\): .*REGRESSION$/\
 # other_links NAME NODE: named links that do not touch NODE
 other_links() { named_links "$1" | grep -v -E "(^|-)$2(-|$)" || true; }
 
-night unchanged && {
-  check "unchanged: no node named" test -z "$(named_nodes unchanged)"
-  check "unchanged: no link named" test -z "$(named_links unchanged)"
-}
+# The night's executables: the build's, except that n2's first two SGEMM steps (the night's two
+# rounds) run with half their time taken away (bench/slow_node.sh slices: stopped and continued
+# from outside), its third (the second look) as it is.
+mkdir -p "$work/bin"
+for exe in "$build"/hpcnn-*; do [ -x "$exe" ] && [ -f "$exe" ] && ln -sf "$exe" "$work/bin/"; done
+rm -f "$work/bin/hpcnn-blas"
+cat > "$work/bin/hpcnn-blas" <<EOF
+#!/usr/bin/env bash
+if [ "\${SLURMD_NODENAME:-}" = n2 ] && [[ " \$* " == *" --sweep gemm "* ]]; then
+  echo x >> "$work/n2-gemm-runs"
+  [ "\$(wc -l < "$work/n2-gemm-runs")" -gt 2 ] || SLOW_NODE_QUIET=1 exec "$src/bench/slow_node.sh" slices 50 "$build/hpcnn-blas" "\$@"
+fi
+exec "$build/hpcnn-blas" "\$@"
+EOF
+chmod +x "$work/bin/hpcnn-blas"
 
-# Two faults in one night, through acceptance_cron.sh under sbatch (the Slurm path keeps the
+# Three faults in one night, through acceptance_cron.sh under sbatch (the Slurm path keeps the
 # history's rules: a node named the first night is flagged; no reference is a failure; its index
-# page): n3 given 3/4 of a CPU (a CPU quota on its slurmd's cgroup) and n5's link at half rate.
+# page): n3 given 3/4 of a CPU (a CPU quota on its slurmd's cgroup), n5's link at half rate, and
+# n2's SGEMM slowed for the night's two rounds only.
 "$src/tests/cluster/cluster_slow.sh" "$cluster" n3 0.75; slow=$?
 if [ "$slow" = 77 ]; then
   echo "(no cgroup CPU limit here: n3 is left at full speed, only n5's link is slowed)"
@@ -73,6 +88,8 @@ night faults cron && {
   for node in $bad; do
     check "faults night: $node named" test "$(named_nodes faults | grep -c "^$node$")" = 1
   done
+  check "faults night: n2's SGEMM slowed in both rounds, looked at again" grep -q '^second look: gemm on .*(named: .*n2' "$work/faults/out/second_look.txt"
+  check "faults night: n2's SGEMM ran three times (two rounds and the second look)" test "$(wc -l < "$work/n2-gemm-runs")" = 3
   others=$(named_nodes faults | grep -v -x -E "$(tr ' ' '|' <<<"$bad")" || true)
   check "faults night: no other node named ($(echo $others))" test -z "$others"
   links=$(named_links faults | grep -v -E "(^|-)($(tr ' ' '|' <<<"$bad"))(-|$)" || true)

@@ -132,6 +132,9 @@ if wait_for 180 "the night's first training file" first_train; then
   check "one line names n3" [ "$(grep -c 'node n3 does not answer' "$out")" = 1 ]
   check "nodes_lost.txt names n3 alone" [ "$(cut -d' ' -f1 "$work/lost/out/nodes_lost.txt" 2>/dev/null)" = n3 ]
   check "the outcome names n3" in_output "$out" "FAILED|nodes lost during the night: n3"
+  # A step that ran on n3 and a live node can hold that node's CPUs until Slurm hears from n3 (a
+  # later step would wait for them): the steps after the loss overlap.
+  check "the steps after n3 was lost share the CPUs (srun --overlap)" in_output "$out" "srun .*--overlap .*hpcnn-"
   check "the noise probe ran on n1, n2 and n4" [ "$(hosts_of hpcnn-blas | tr ',' ' ')" = "n1 n2 n4" ]
   scale=$(ls "$work"/lost/out/hpcnn-scale-*.h5 2>/dev/null | tail -n 1)
   check "the step across the nodes ran on n1, n2 and n4" [ -n "$scale" ] && [ "$(hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
