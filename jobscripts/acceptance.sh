@@ -24,7 +24,8 @@
 # allreduce and hpcnn-scale steps run across all N nodes, one rank per node. Besides the verdict
 # against the reference, hpcnn-summary --population judges the night against itself (each node
 # against the median node, each pair against the median pair) into population.txt: a node or link
-# it names fails the night, with or without a reference. A node that does not answer, at the start
+# it names fails the night, with or without a reference; a node it would name on a one-node point
+# first runs that step once more (second_look.txt), its figure the best of its rounds. A node that does not answer, at the start
 # of the night or after a step over it failed (down, its daemon or network gone), is named in one
 # line (and in nodes_lost.txt) and left out of the rest of the night; the steps it broke run again
 # on the nodes left, whose results are judged as usual, and the night fails. Under Slurm the job
@@ -191,10 +192,9 @@ step_kind() {
 # (below the threshold against tonight's median node or its reference) runs that step once more,
 # in a wave of as many nodes as the night's waves (its other nodes the first ones not named), into
 # the night's folder and session, and its figure is the best of its rounds, as every point's is.
-# A figure that one disturbed round put below the threshold is taken back; a slow node is slow
-# again. On a test cluster whose 8 hosts share 2 cores, one point of one good node fell below 85%
-# of the median in 6 of 28 nights with 2 rounds (docs/ACCEPTANCE.md). The nodes looked at again
-# are listed in second_look.txt.
+# A figure that disturbed rounds held below the threshold is taken back; a slow node is slow
+# again (docs/ACCEPTANCE.md, "A whole cluster", has how often each happens on the test cluster).
+# The waves are listed in second_look.txt.
 second_look() {
   [ "$NODES" -gt 1 ] || return 0
   local against=() text kind n size first named others wave_nodes
