@@ -2,6 +2,7 @@
 #   HPCNN_CXX_FLAGS sets HPCNN_CXXSTD (-std=c++20, required) and HPCNN_CXXFLAGS:
 #     -std=c++20 -Wall -Wextra -O3 [-march=native]   (default)
 #     -std=c++20 -Wall -Wextra -O0 -g                (--enable-debug)
+#   and TEST_OPTFLAGS (-O1, empty with --enable-debug), which the tests' own sources add.
 #   --disable-native drops -march=native (-mcpu=native where the compiler has no -march=native).
 #   --enable-asan sets ASAN_CXXFLAGS and ASAN_LDFLAGS (-fsanitize=address,undefined) for the
 #   tests to use; the executables never get them.
@@ -56,9 +57,11 @@ AS_IF([test $hpcnn_cxx20 != yes],
   [AC_MSG_ERROR([$CXX does not support C++20 ($HPCNN_CXXSTD); use GCC >= 10 or Clang >= 12, e.g. ./configure CXX=g++-12])])
 
 HPCNN_CXXFLAGS="$HPCNN_CXXSTD -Wall -Wextra"
+# The tests' own sources (tests/Makefile.inc, TEST_CXXFLAGS) are compiled at -O1: they call the
+# libraries, which carry the build's -O3, and -O1 compiles them in well under -O3's time.
 AS_IF([test "x$enable_debug" = xyes],
-  [HPCNN_CXXFLAGS="$HPCNN_CXXFLAGS -O0 -g"],
-  [HPCNN_CXXFLAGS="$HPCNN_CXXFLAGS -O3"])
+  [HPCNN_CXXFLAGS="$HPCNN_CXXFLAGS -O0 -g"; TEST_OPTFLAGS=],
+  [HPCNN_CXXFLAGS="$HPCNN_CXXFLAGS -O3"; TEST_OPTFLAGS=-O1])
 hpcnn_native=no
 AS_IF([test "x$enable_native" != xno], [
   HPCNN_CXX_TRY_FLAG([-march=native], [hpcnn_native=-march=native],
@@ -86,6 +89,7 @@ HPCNN_CXX_TRY_FLAG([-fsanitize=address,undefined -fno-omit-frame-pointer],
   [AC_MSG_WARN([$CXX cannot build with -fsanitize=address,undefined: tests/test_result_damage runs uninstrumented])])
 AC_SUBST([HPCNN_CXXSTD])
 AC_SUBST([HPCNN_CXXFLAGS])
+AC_SUBST([TEST_OPTFLAGS])
 AC_SUBST([ASAN_CXXFLAGS])
 AC_SUBST([ASAN_LDFLAGS])
 AC_SUBST([SANITIZE_CXXFLAGS])
