@@ -3,7 +3,8 @@
 # without it hpcnn-simulate is still built and says that it cannot simulate.
 #   --with-simgrid[=DIR]   SMPI in DIR/bin (or on PATH); an error when it is not found
 #   --without-simgrid      no simulator
-# Sets SMPICXX and SMPIRUN, HAVE_SIMGRID (config.h and AM_CONDITIONAL) and the summary line.
+# Sets SMPICXX and SMPIRUN, HAVE_SIMGRID (config.h and AM_CONDITIONAL), HPCNN_SMPIRUN (config.h: that
+# smpirun, hpcnn-simulate's default) and the summary line.
 AC_DEFUN([HPCNN_CHECK_SIMGRID], [
 AC_REQUIRE([HPCNN_CXX_FLAGS])
 HPCNN_WITH([simgrid], [SIMGRID], [SimGrid with SMPI (smpicxx, smpirun) for hpcnn-simulate])
@@ -37,6 +38,9 @@ _HPCNN_EOF
 ])
 AS_IF([test "$hpcnn_have_SIMGRID" = yes], [
   AC_DEFINE([HAVE_SIMGRID], [1], [Define to 1 if hpcnn-simulate's rank program is built with SimGrid's SMPI])
+  # The smpirun of the SimGrid the rank program is built against: hpcnn-simulate's default
+  # --smpirun (another version's smpirun cannot load the rank program).
+  AC_DEFINE_UNQUOTED([HPCNN_SMPIRUN], ["$SMPIRUN"], [SimGrid's smpirun that hpcnn-simulate's rank program is built for])
   hpcnn_simgrid_summary="$SMPICXX (hpcnn-simulate)"
 ], [
   SMPICXX= SMPIRUN=

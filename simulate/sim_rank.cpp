@@ -13,11 +13,13 @@
 //                                                     (hpcnn-allreduce's timed call instead of a step)
 //   hpcnn-simulate-rank.so report=FILE probe=1        (the platform's hosts, one per line)
 //
-// Rank 0 writes the report: key=value lines (simulated seconds, medians over the timed steps of
-// the slowest worker, and bytes per step of the busiest rank), then "end"; a failure is one line
-// "error=...". Nothing else: the launcher owns every file the user sees.
+// Rank 0 writes the report: simgrid_version=, then key=value lines (simulated seconds, medians
+// over the timed steps of the slowest worker, and bytes per step of the busiest rank), then "end";
+// a failure is the version and one line "error=...". Nothing else: the launcher owns every file
+// the user sees.
 #include <mpi.h>
 #include <simgrid/host.h>
+#include <simgrid/version.h>
 #include <smpi/smpi.h>
 
 #include <algorithm>
@@ -134,10 +136,18 @@ std::vector<double> slowest_per_step(const std::vector<double>& mine, MPI_Comm w
   return out;
 }
 
+// Every report starts with the SimGrid library the ranks ran on (the run's provenance).
+std::string simgrid_version_line() {
+  int major = 0, minor = 0, patch = 0;
+  sg_version_get(&major, &minor, &patch);
+  return "simgrid_version=" + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) + "\n";
+}
+
 void write_report(const std::string& path, const std::string& text, int rank = 0) {
   const std::string tmp = path + ".tmp" + std::to_string(rank);
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return;
+  std::fputs(simgrid_version_line().c_str(), f);
   std::fputs(text.c_str(), f);
   std::fclose(f);
   std::rename(tmp.c_str(), path.c_str());

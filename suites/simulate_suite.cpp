@@ -1,5 +1,7 @@
 #include "suites/simulate_suite.hpp"
 
+#include "config.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -41,6 +43,16 @@ namespace hpcnn {
 namespace {
 
 namespace fs = std::filesystem;
+
+// configure's smpirun (HPCNN_SMPIRUN), else the first on PATH.
+const char* configured_smpirun() {
+#ifdef HPCNN_SMPIRUN
+  return HPCNN_SMPIRUN;
+#else
+  return "smpirun";
+#endif
+}
+
 const char* const kProgram = "hpcnn-simulate";
 
 // ---- options ---------------------------------------------------------------------------------
@@ -78,7 +90,8 @@ std::vector<OptionSpec> simulate_options() {
       {"warmup", OptType::Int, false, "1", "N", "untimed steps first", {}, 0, 1000},
       {"add-gbps", OptType::Float, false, "0", "X",
        "rate the node adds gradients at, GB/s of floats summed (0: measured on this machine at the start)", {}, 0, 1e6},
-      {"smpirun", OptType::String, false, "smpirun", "PATH", "SimGrid's smpirun"},
+      {"smpirun", OptType::String, false, configured_smpirun(), "PATH",
+       "SimGrid's smpirun: that of the SimGrid the rank program was built against (another version's cannot load it)"},
       {"sim-timeout", OptType::Float, false, "3600", "S", "a simulation running longer than this fails its point", {}, 1, 1e7},
       {"allreduce-sizes", OptType::String, true, "", "LIST",
        "instead of training steps, hpcnn-allreduce's timed call (a barrier, then one blocking allreduce) of these "
@@ -193,6 +206,7 @@ struct SimPoint {
   FloatRates rates;
   std::string smpirun;
   double timeout_s = 3600;
+  LibraryVersions* libraries = nullptr;  // the run's provenance: gets the SimGrid that ran the point
 };
 
 // What the simulation needs beyond its shared buffers: per rank a stack, SimGrid's bookkeeping and
@@ -515,6 +529,16 @@ SimPoint sim_point(const Options& o, const PointSettings& ps, const FloatRates& 
 }
 
 // One smpirun of the rank program with `program_args`, on the point's platform.
+// SimGrid's version, as the rank program reported it, and the smpirun that ran it, in the run's
+// provenance (once).
+void record_simgrid(const SimPoint& s, const SimRun& run) {
+  const auto version = run.report.find("simgrid_version");
+  if (!s.libraries || version == run.report.end()) return;
+  for (const auto& lib : *s.libraries)
+    if (lib.first == "SimGrid") return;
+  s.libraries->push_back({"SimGrid", version->second + " (" + s.smpirun + ")"});
+}
+
 SimRun simulate(const SimPoint& s, const std::vector<std::string>& user_hosts, const std::vector<std::string>& program_args,
                 std::optional<Platform>& generated) {
   ScratchDir dir;
@@ -533,7 +557,9 @@ SimRun simulate(const SimPoint& s, const std::vector<std::string>& user_hosts, c
   args.push_back(number_arg("add_s", s.rates.add_s));
   args.push_back(number_arg("copy_s", s.rates.copy_s));
   try {
-    return run_smpirun(args, dir.path, report, s.timeout_s);
+    SimRun run = run_smpirun(args, dir.path, report, s.timeout_s);
+    record_simgrid(s, run);
+    return run;
   } catch (const RuntimeError& e) {
     throw PointFailure(PointStatus::Failed, e.what());
   }
@@ -601,9 +627,10 @@ ResultPoint run_allreduce_point(const PointSettings& ps, SimPoint s, const std::
 }
 
 ResultPoint run_point(const Options& o, const SweepPoint& p, const FloatRates& rates, const std::optional<FittedLink>& fitted,
-                      const std::vector<std::string>& user_hosts) {
+                      const std::vector<std::string>& user_hosts, LibraryVersions& libraries) {
   const PointSettings ps(o, p);
-  const SimPoint s = sim_point(o, ps, rates, fitted);
+  SimPoint s = sim_point(o, ps, rates, fitted);
+  s.libraries = &libraries;
   return ps.str("allreduce-sizes").empty() ? run_training_point(o, ps, s, user_hosts) : run_allreduce_point(ps, s, user_hosts);
 }
 
@@ -681,9 +708,9 @@ int run_simulate_suite(int argc, char** argv) {
       fitted = fit_link(rows, rates.add_s, "--fit-link " + o.str("fit-link"));
     }
   };
-  def.run_point = [&rates, &fitted, &user_hosts](const Options& o, const SweepPoint& p, MPI_Comm, LibraryVersions&,
+  def.run_point = [&rates, &fitted, &user_hosts](const Options& o, const SweepPoint& p, MPI_Comm, LibraryVersions& libraries,
                                                  const PointPlace&) {
-    return run_point(o, p, rates, fitted, user_hosts);
+    return run_point(o, p, rates, fitted, user_hosts, libraries);
   };
   return run_suite(def, argc, argv);
 }

@@ -9,6 +9,8 @@
 #     alpha-beta estimate (analytic_comm_s) within 35% for the allreduce schemes, whose costs the
 #     estimate models exactly but for link contention; the parameter servers are slower than ring
 #     at 64 nodes (the server's link is the bottleneck);
+#     The run's provenance names the SimGrid that ran it and its smpirun, by default the one
+#     configure found (HPCNN_SMPIRUN): its version as the rank program reported it;
 #  3. hpcnn-summary shows the points (--table simulation) and plots them beside a measured point;
 #  4. bad input, one line and exit 2, no result file: a platform file that does not parse, a
 #     compute file without training phases, more nodes than the platform has, a simulation larger
@@ -61,6 +63,18 @@ for ex in ('ps-sync', 'ps-async'):
     check(float(get(ex, 64)['iter_median_s']) > ring, f'{ex} at 64 nodes slower than ring ({float(get(ex, 64)["iter_median_s"]):.4g} vs {ring:.4g} s)')
 sys.exit(1 if bad else 0)
 EOF
+
+# The SimGrid that ran the points, in the provenance: the version the rank program reported (the
+# one smpicxx compiled it against, SIMGRID_VERSION in its header) and configure's smpirun.
+sim_file=$(ls "$out"/sim/*.h5)
+simgrid=$(h5dump -a /provenance/libraries/SimGrid "$sim_file" 2>/dev/null | sed -n 's/.*(0): "\(.*\)"/\1/p')
+smpicxx=$(sed -n 's/^SMPICXX = //p' Makefile)
+header_version=$(echo '#include <simgrid/version.h>
+SIMGRID_VERSION_MAJOR.SIMGRID_VERSION_MINOR.SIMGRID_VERSION_PATCH' | $smpicxx -E -P -x c++ - 2>/dev/null | tail -1 | tr -d ' ')
+smpirun=$(sed -n 's/^#define HPCNN_SMPIRUN "\(.*\)"/\1/p' config.h)
+echo "provenance SimGrid: '$simgrid' (headers $header_version, configure's smpirun $smpirun)"
+[ -n "$header_version" ] && [ "$simgrid" = "$header_version ($smpirun)" ] ||
+  { echo "FAIL: the provenance's SimGrid is not '$header_version ($smpirun)'"; fail=1; }
 
 # 3. hpcnn-summary: the simulation table by default, and a scaling plot with a measured point
 ./hpcnn-summary "$out/sim" > "$out/table.txt"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# build_simgrid.sh PREFIX [VERSION]: build SimGrid with SMPI from its source distribution and
+# install it into PREFIX, for hpcnn-simulate's large points (docs/SIMULATION.md, "What it costs":
+# SimGrid 3.34 and newer find a rank's activities in a set, where Debian 12's 3.32 searches a list
+# that grows with every request MPI_Test completes; real gradient buckets at a few hundred nodes
+# simulate 3x faster). Then configure hpcnn with --with-simgrid=PREFIX.
+#
+# The source comes through pip (pip download --no-deps simgrid==VERSION: the project's source
+# distribution, CMake inside); it needs cmake, a C++17 compiler and Boost's headers (Debian:
+# cmake g++ libboost-dev), and about 7 minutes on 2 cores.
+set -euo pipefail
+
+usage() { echo "usage: $0 PREFIX [VERSION]   (default VERSION 4.1)" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+prefix=$1
+version=${2:-4.1}
+case $version in *[!0-9.]*|"") echo "build_simgrid.sh: VERSION must look like 4.1, not '$version'" >&2; exit 2 ;; esac
+for tool in cmake make python3 c++; do
+  command -v "$tool" >/dev/null || { echo "build_simgrid.sh: $tool is missing (Debian: apt-get install cmake g++ python3-pip libboost-dev)" >&2; exit 1; }
+done
+python3 -m pip --version >/dev/null 2>&1 || { echo "build_simgrid.sh: python3 has no pip (Debian: apt-get install python3-pip)" >&2; exit 1; }
+[ -e /usr/include/boost/version.hpp ] || { echo "build_simgrid.sh: Boost's headers are missing (Debian: apt-get install libboost-dev)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/simgrid-build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+echo "==> pip download --no-deps simgrid==$version"
+python3 -m pip download -q --no-deps --no-binary :all: "simgrid==$version" -d "$work"
+tar -xzf "$work"/simgrid-"$version".tar.gz -C "$work"
+src=$work/simgrid-$version
+# SMPI and the library only: no Python binding, model checker, Java or documentation.
+echo "==> cmake (SMPI on) into $prefix"
+cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  -Denable_smpi=ON -Denable_python=OFF -Denable_model-checking=OFF -Denable_documentation=OFF \
+  -Denable_java=OFF -Denable_ns3=OFF -Denable_compile_optimizations=ON > "$work/cmake.log" ||
+  { tail -20 "$work/cmake.log" >&2; echo "build_simgrid.sh: cmake failed (above)" >&2; exit 1; }
+echo "==> make (library and smpimain), install"
+make -C "$work/build" -j"$(nproc)" simgrid smpimain > "$work/make.log" 2>&1 ||
+  { tail -20 "$work/make.log" >&2; echo "build_simgrid.sh: the build failed (above)" >&2; exit 1; }
+make -C "$work/build" install > "$work/install.log" 2>&1 ||
+  { tail -20 "$work/install.log" >&2; echo "build_simgrid.sh: make install failed (above)" >&2; exit 1; }
+echo "==> SimGrid $version in $prefix; now: ./configure --with-simgrid=$prefix"
