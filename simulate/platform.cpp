@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/errors.hpp"
+#include "base/median.hpp"
 
 namespace hpcnn {
 
@@ -105,7 +106,8 @@ std::string hostfile_for(const std::vector<std::string>& hosts, int nodes, int r
 }
 
 FittedLink fit_link(const std::vector<Record>& points, double add_s_per_float, const std::string& what) {
-  std::map<double, double> time_by_bytes;  // the median time of each size
+  // Every record of a size (a file may hold several runs or rounds of one), then their median.
+  std::map<double, std::vector<double>> times_by_bytes;
   for (const Record& r : points) {
     if (r.text("suite") != "hpcnn-allreduce" || r.text("exchange") != "ring" || r.number("ranks").value_or(0) != 2) continue;
     const auto bytes = r.number("size_bytes");
@@ -113,8 +115,10 @@ FittedLink fit_link(const std::vector<Record>& points, double add_s_per_float, c
     if (!seconds) {
       if (const auto us = r.number("time_avg_us")) seconds = *us * 1e-6;
     }
-    if (bytes && seconds && *seconds > 0) time_by_bytes[*bytes] = *seconds;
+    if (bytes && seconds && *seconds > 0) times_by_bytes[*bytes].push_back(*seconds);
   }
+  std::map<double, double> time_by_bytes;
+  for (const auto& [bytes, times] : times_by_bytes) time_by_bytes[bytes] = median(times);
   if (time_by_bytes.size() < 2)
     throw UsageError(what + ": the link is fitted from hpcnn-allreduce --exchange ring at 2 ranks (one per host) and at "
                             "least two --sizes; it holds " + std::to_string(time_by_bytes.size()) + " such sizes");

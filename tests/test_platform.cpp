@@ -70,6 +70,24 @@ TEST(FitLink, ASlowSizeDoesNotDecideTheLine) {
   }
 }
 
+// A file with several records of one size (runs or rounds) fits their median: here a 1 MiB size
+// measured three times, once 50% slow, fits as if measured once at its typical time.
+TEST(FitLink, SeveralRecordsOfASizeCountAsTheirMedian) {
+  std::vector<Record> points = sweep(25e-6, 1.25e9);
+  const double typical = ring_time(1024.0 * 1024, 25e-6, 1.25e9);
+  points.push_back(ring_point(1024.0 * 1024, 1.5 * typical));
+  points.push_back(ring_point(1024.0 * 1024, typical));
+  const FittedLink f = fit_link(points, kAddPerFloat, "test");
+  EXPECT_EQ(f.points, 6);
+  EXPECT_NEAR(f.link.latency_s, 25e-6, 25e-6 * 1e-6);
+  EXPECT_NEAR(f.link.bandwidth_bps, 1.25e9, 1.25e9 * 1e-6);
+  // The slow record last: a fit that kept the last record of a size would miss the line.
+  points.pop_back();
+  points.insert(points.begin(), ring_point(1024.0 * 1024, typical));
+  const FittedLink g = fit_link(points, kAddPerFloat, "test");
+  EXPECT_NEAR(g.link.bandwidth_bps, 1.25e9, 1.25e9 * 1e-6);
+}
+
 TEST(FitLink, RefusesPointsThatCannotMakeALine) {
   // Other schemes and rank counts are not the 2-host ring: one size left.
   std::vector<Record> points = {ring_point(1024, 1e-4), ring_point(4096, 2e-4, 4)};
