@@ -2,12 +2,13 @@
 # build_simgrid.sh PREFIX [VERSION]: build SimGrid with SMPI from its source distribution and
 # install it into PREFIX, for hpcnn-simulate's large points (docs/SIMULATION.md, "What it costs":
 # SimGrid 3.34 and newer find a rank's activities in a set, where Debian 12's 3.32 searches a list
-# that grows with every request MPI_Test completes; real gradient buckets at a few hundred nodes
-# simulate 3x faster). Then configure hpcnn with --with-simgrid=PREFIX.
+# that grows with every request MPI_Test completes: the allreduce schemes in real gradient buckets
+# simulate 3-10x faster at 64-1024 nodes; a parameter server waiting on thousands of pushes at
+# once is slower). Then configure hpcnn with --with-simgrid=PREFIX.
 #
 # The source comes through pip (pip download --no-deps simgrid==VERSION: the project's source
 # distribution, CMake inside); it needs cmake, a C++17 compiler and Boost's headers (Debian:
-# cmake g++ libboost-dev), and about 7 minutes on 2 cores.
+# cmake g++ libboost-dev), and about 8 minutes on 2 cores.
 set -euo pipefail
 
 usage() { echo "usage: $0 PREFIX [VERSION]   (default VERSION 4.1)" >&2; exit 2; }
