@@ -13,7 +13,7 @@ set -euo pipefail
 
 usage() { echo "usage: $0 PREFIX [VERSION]   (default VERSION 4.1)" >&2; exit 2; }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
-prefix=$1
+prefix=$(realpath -m -- "$1")  # absolute: the build runs from a scratch folder
 version=${2:-4.1}
 case $version in *[!0-9.]*|"") echo "build_simgrid.sh: VERSION must look like 4.1, not '$version'" >&2; exit 2 ;; esac
 for tool in cmake make python3 c++; do
@@ -30,6 +30,8 @@ tar -xzf "$work"/simgrid-"$version".tar.gz -C "$work"
 src=$work/simgrid-$version
 # SMPI and the library only: no Python binding, model checker, Java or documentation.
 echo "==> cmake (SMPI on) into $prefix"
+# From the scratch folder: one of SimGrid's configure checks leaves its program in the current one.
+cd "$work"
 cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release \
   -Denable_smpi=ON -Denable_python=OFF -Denable_model-checking=OFF -Denable_documentation=OFF \
   -Denable_java=OFF -Denable_ns3=OFF -Denable_compile_optimizations=ON > "$work/cmake.log" ||
