@@ -528,17 +528,14 @@ SimPoint sim_point(const Options& o, const PointSettings& ps, const FloatRates& 
   return s;
 }
 
-// One smpirun of the rank program with `program_args`, on the point's platform.
 // SimGrid's version, as the rank program reported it, and the smpirun that ran it, in the run's
-// provenance (once).
+// provenance (which keeps a library's first entry).
 void record_simgrid(const SimPoint& s, const SimRun& run) {
   const auto version = run.report.find("simgrid_version");
-  if (!s.libraries || version == run.report.end()) return;
-  for (const auto& lib : *s.libraries)
-    if (lib.first == "SimGrid") return;
-  s.libraries->push_back({"SimGrid", version->second + " (" + s.smpirun + ")"});
+  if (s.libraries && version != run.report.end()) s.libraries->push_back({"SimGrid", version->second + " (" + s.smpirun + ")"});
 }
 
+// One smpirun of the rank program with `program_args`, on the point's platform.
 SimRun simulate(const SimPoint& s, const std::vector<std::string>& user_hosts, const std::vector<std::string>& program_args,
                 std::optional<Platform>& generated) {
   ScratchDir dir;
