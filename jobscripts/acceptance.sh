@@ -25,7 +25,8 @@
 # against the reference, hpcnn-summary --population judges the night against itself (each node
 # against the median node, each pair against the median pair) into population.txt: a node or link
 # it names fails the night, with or without a reference; a node it would name on a one-node point
-# first runs that step once more (second_look.txt), its figure the best of its rounds. A node that does not answer, at the start
+# first runs that step once more, and a link it names between two nodes is measured again on those
+# two alone (second_look.txt), the figure the best of its rounds. A node that does not answer, at the start
 # of the night or after a step over it failed (down, its daemon or network gone), is named in one
 # line (and in nodes_lost.txt) and left out of the rest of the night; the steps it broke run again
 # on the nodes left, whose results are judged as usual, and the night fails. Under Slurm the job
@@ -219,7 +220,27 @@ second_look() {
       step_ok on_wave "${wave_nodes[@]}" -- "${cmd[@]}"
     done
   done
+  second_look_pairs "$text"
   unset HPCNN_SESSION
+}
+# second_look_pairs TEXT: every link between two nodes that TEXT (the population verdict) names is
+# measured again on its two nodes alone, at the night's link sizes; the pair's figure is the best
+# of its rounds (hpcnn-summary folds the two-node test into the night's). A pair slowed by the
+# pairs measured beside it is taken back; a bad cable is slow again. The links of a node named
+# for all its links are not measured again: that node is named.
+second_look_pairs() {
+  local pair a b n wave
+  while read -r pair; do
+    a="" b=""
+    # Host names may hold '-': the pair is the split whose two halves are both the night's nodes.
+    for n in "${nodes[@]}"; do
+      [[ "$pair" == "$n-"* ]] && is_live "${pair#"$n-"}" && { a=$n; b=${pair#"$n-"}; break; }
+    done
+    [ -n "$a" ] || continue
+    wave=("$a" "$b")
+    echo "second look: links on $a $b" | tee -a "$OUT/second_look.txt"
+    step_ok wave_step "$HPCNN_BIN/hpcnn-allreduce" --links --sizes "$LINK_SIZES" "${common[@]}"
+  done < <(awk '$1 == "population:" && $2 == "link" && $NF ~ /REGRESSION$/ { sub(/:$/, "", $3); print $3 }' <<<"$1" | sort -u)
 }
 step_ok() { "$@" || { echo "${0##*/}: step failed: $*" >&2; steps_failed=$((steps_failed + 1)); }; }
 # on_every_node CMD...: a one-node step on every node at once, one rank per node whose threads may

@@ -273,4 +273,49 @@ TEST(Population, NamesTheNodeOfALinkTest) {
   EXPECT_EQ(r.flagged[0].rfind("n3: 7 of its 7 links at 4 MiB below 90% of the median pair", 0), 0u) << r.flagged[0];
 }
 
+// A link test of `names` hosts at 4 MiB in `session` (a path of its own when none).
+ResultRun link_run(const std::vector<std::string>& names, const std::vector<double>& m, const std::string& session) {
+  ResultRun run;
+  run.path = "/x/links-" + session + std::to_string(names.size()) + ".h5";
+  run.provenance.hosts = names;
+  run.provenance.session = session;
+  ResultPoint p;
+  p.record.set("suite", std::string("hpcnn-allreduce"));
+  p.record.set("exchange", std::string("links"));
+  p.record.set("size_bytes", std::int64_t{4 << 20});
+  p.record.set("status", std::string("ok"));
+  p.arrays.push_back(make_array("link_bw_gbs", {names.size(), names.size()}, m));
+  run.points.push_back(p);
+  return run;
+}
+
+TEST(Population, APairMeasuredAgainInTheNightCountsItsBest) {
+  const std::size_t n = 8;
+  std::vector<double> m = matrix(n, 2.0);
+  set_pair(m, n, 1, 6, 1.2);  // n2-n7 slow while the night's pairs ran
+  const ResultRun night = link_run(hosts(n), m, "night");
+  const PopulationReport before = judge_population({night}, 0.1);
+  ASSERT_EQ(before.flagged.size(), 1u);
+  EXPECT_EQ(before.flagged[0].rfind("link n2-n7: 4 MiB at", 0), 0u) << before.flagged[0];
+
+  // Measured again on its two nodes in the same session: at the others' rate, no longer named.
+  std::vector<double> again = matrix(2, 2.0);
+  const PopulationReport after = judge_population({night, link_run({"n7", "n2"}, again, "night")}, 0.1);
+  EXPECT_EQ(after.tests, 1u) << "the pair's second look is a round of the night's test, not a test of its own";
+  EXPECT_TRUE(after.flagged.empty()) << after.flagged.front();
+  ASSERT_EQ(after.headings.size(), 1u);
+  EXPECT_NE(after.headings[0].find("1 pair(s) measured again on their own"), std::string::npos) << after.headings[0];
+
+  // Slow again: still named.
+  set_pair(again, 2, 0, 1, 1.1);
+  const PopulationReport slow = judge_population({night, link_run({"n2", "n7"}, again, "night")}, 0.1);
+  ASSERT_EQ(slow.flagged.size(), 1u);
+  EXPECT_EQ(slow.flagged[0].rfind("link n2-n7: 4 MiB at", 0), 0u) << slow.flagged[0];
+
+  // Another night's measurement of the pair is not this night's round.
+  const PopulationReport other = judge_population({night, link_run({"n2", "n7"}, matrix(2, 2.0), "other night")}, 0.1);
+  ASSERT_EQ(other.flagged.size(), 1u);
+  EXPECT_EQ(other.flagged[0].rfind("link n2-n7:", 0), 0u) << other.flagged[0];
+}
+
 }  // namespace

@@ -8,7 +8,9 @@
 //  - Links: every link test (hpcnn-allreduce --links): each pair against the median pair of the
 //    same test, each node by the share of its slow links (link_matrix.hpp).
 // A point or test repeated in rounds of one run (an acceptance night's session) is judged on each
-// node's or pair's best round, as --compare takes a point's best round. No MPI, no HDF5.
+// node's or pair's best round, as --compare takes a point's best round; a link test of the same
+// run on some of a test's hosts (a named pair measured again on its own) is one more round of those
+// pairs. No MPI, no HDF5.
 #pragma once
 
 #include <map>
