@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include "base/errors.hpp"
 #include "base/median.hpp"
@@ -147,6 +148,11 @@ FittedLink fit_link(const std::vector<Record>& points, double add_s_per_float, c
   for (const auto& [x, t] : v) f.worst_fit_error = std::max(f.worst_fit_error, std::abs(intercept + slope * x - t) / t);
   f.smallest_bytes = v.front().first, f.largest_bytes = v.back().first;
   return f;
+}
+
+Link link_over_route(const FittedLink& fitted, double route_hops) {
+  if (!(route_hops >= 1)) throw std::invalid_argument("link_over_route: a route crosses at least one link");
+  return Link{fitted.link.latency_s * 2 / route_hops, fitted.link.bandwidth_bps};
 }
 
 }  // namespace hpcnn

@@ -49,11 +49,17 @@ std::string hostfile_for(const std::vector<std::string>& hosts, int nodes, int r
 // bandwidth is the slope's, less the adds (add_s_per_float, measured on the node). Throws
 // UsageError naming what the points lack.
 struct FittedLink {
-  Link link;
+  Link link;  // as measured: a route of two links (host - switch - host)
   int points = 0;
   double smallest_bytes = 0, largest_bytes = 0;
   double worst_fit_error = 0;  // the line's largest relative distance from a measured size
 };
 FittedLink fit_link(const std::vector<Record>& allreduce_points, double add_s_per_float, const std::string& what);
+
+// The fitted link on a platform whose typical route crosses `route_hops` links: a message's
+// measured latency, which the endpoints (NICs, MPI) make more than the switches, is spread over
+// that route's links, so a route through the fabric takes the measured latency, not a multiple of
+// it (a route within one leaf switch, fewer links, takes less). The bandwidth is the fitted one.
+Link link_over_route(const FittedLink& fitted, double route_hops);
 
 }  // namespace hpcnn

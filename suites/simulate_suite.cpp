@@ -82,8 +82,8 @@ std::vector<OptionSpec> simulate_options() {
       {"platform", OptType::String, false, "", "FILE",
        "a SimGrid platform file of the user's own (instead of --topology and the link options): its hosts in order"},
       {"network-model", OptType::Choice, true, "ideal", "LIST",
-       "ideal: a message takes latency + size / bandwidth (SimGrid's CM02: max-min sharing of links, no "
-       "acknowledgement traffic); smpi: with "
+       "ideal: a message takes latency + size / bandwidth (SimGrid's CM02: max-min sharing of links, no TCP "
+       "window bound, no acknowledgement traffic); smpi: with "
        "SimGrid's SMPI correction factors (fitted on another cluster)",
        "ideal|smpi"},
       {"steps", OptType::Int, false, "2", "N", "timed steps", {}, 1, 1000},
@@ -355,11 +355,15 @@ std::vector<std::string> smpirun_args(const SimPoint& s, const std::string& plat
   // allreduce: with every collective Open MPI's (smpi/coll-selector:ompi), the set-up's collectives
   // made a 256-node simulation 15x slower, and one rank failed (a send to a rank that does not exist).
   a.push_back("--cfg=smpi/allreduce:ompi");
-  // ideal: latency + size / bandwidth, and no share of the opposite direction for acknowledgements
-  // (SimGrid's cross-traffic takes 5% of it): a link's bandwidth is what messages get, as measured
-  // with both directions loaded (--fit-link) or as a fabric's data rate is quoted.
+  // ideal: latency + size / bandwidth, links shared max-min fairly (SimGrid's CM02 model instead of
+  // smpirun's SMPI model, whose sharing weighs each flow by its route's latency plus 8775 bytes over
+  // the links' bandwidth), no TCP window bound on a flow (network/TCP-gamma: 4 MiB / (2 x its
+  // latency) by default), and no share of the opposite direction for acknowledgements (SimGrid's
+  // cross-traffic takes 5% of it): a link's bandwidth is what messages get, as measured with both
+  // directions loaded (--fit-link) or as a fabric's data rate is quoted.
   if (s.network_model == "ideal")
-    a.insert(a.end(), {"--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1", "--cfg=network/crosstraffic:0"});
+    a.insert(a.end(), {"--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0", "--cfg=smpi/lat-factor:0:1",
+                       "--cfg=smpi/bw-factor:0:1", "--cfg=network/crosstraffic:0"});
   a.push_back(rank_program());
   a.push_back(shell_arg("report", report));
   return a;
@@ -515,7 +519,8 @@ SimPoint sim_point(const Options& o, const PointSettings& ps, const FloatRates& 
   s.spec.topology = parse_topology(ps.str("topology"));
   s.spec.nodes = s.nodes;
   s.spec.ranks_per_node = s.ranks_per_node;
-  s.spec.link = fitted ? fitted->link : Link{ps.real("latency-us") * 1e-6, ps.real("link-gbps") * 1e9 / 8};
+  s.spec.link = fitted ? link_over_route(*fitted, route_hops(s.spec.topology, s.nodes))
+                       : Link{ps.real("latency-us") * 1e-6, ps.real("link-gbps") * 1e9 / 8};
   if (fitted) s.link_fit_error = fitted->worst_fit_error;
   s.spec.loopback_bandwidth_bps = o.real("loopback-gbps") * 1e9 / 8;
   s.platform_file = o.str("platform");

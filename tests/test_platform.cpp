@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "base/errors.hpp"
@@ -51,6 +52,17 @@ TEST(FitLink, RecoversTheLinkOfExactTimes) {
   EXPECT_DOUBLE_EQ(f.smallest_bytes, 1024);
   EXPECT_DOUBLE_EQ(f.largest_bytes, 16384.0 * 1024);
   EXPECT_LT(f.worst_fit_error, 1e-9);
+}
+
+// A message's measured latency (two links at 25 us) is spread over a longer route's links, so the
+// route takes it once: four links of a fat tree at 12.5 us, not 4 x 25 us.
+TEST(FitLink, TheMeasuredLatencyIsARoutesNotEachLinks) {
+  const FittedLink f = fit_link(sweep(25e-6, 1.25e9), kAddPerFloat, "test");
+  const Link across = link_over_route(f, 4), flat = link_over_route(f, 2);
+  EXPECT_NEAR(4 * across.latency_s, 50e-6, 50e-6 * 1e-6);
+  EXPECT_NEAR(flat.latency_s, 25e-6, 25e-6 * 1e-6);
+  EXPECT_DOUBLE_EQ(across.bandwidth_bps, f.link.bandwidth_bps);
+  EXPECT_THROW(link_over_route(f, 0), std::invalid_argument);
 }
 
 // One slow large size (a 1 MiB point 50% slower, as a congested measurement) moves the line less
