@@ -124,6 +124,8 @@ struct ExchangeInfo {
   std::string name;
   std::string description;
   bool parameter_server = false;
+  // Its workers run free (ps-async): no step is aligned across them, each ends after its own count.
+  bool asynchronous = false;
   BufferAccess access = BufferAccess::Host;
   BucketCost bucket_seconds = nullptr;  // its cost model (nullptr: none)
   // hpcnn-simulate runs its code in the SMPI rank program (simulate/Makefile.inc builds that from
@@ -154,5 +156,9 @@ std::unique_ptr<Exchange> make_parameter_server(const ExchangeSetup& setup, bool
 // Each of S servers takes a 1/S shard from W workers and sends it back: its link carries W n/S each
 // way, so 2 W n/S beta + 2 alpha + (W - 1) n/S gamma (the server's bound).
 double parameter_server_bucket_seconds(int workers, int servers, double bytes, const LinkCost& net);
+// ps-async: a worker's push and pull still share the server's link with every other worker's, once
+// each per step on average, but each push is applied as it arrives, not summed first: 2 W n/S beta
+// + 2 alpha, no adds (the optimizer step per push is the server's compute, outside this model).
+double parameter_server_async_bucket_seconds(int workers, int servers, double bytes, const LinkCost& net);
 
 }  // namespace hpcnn

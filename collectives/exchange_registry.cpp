@@ -42,7 +42,8 @@ void builtin_exchanges(Registry<ExchangeInfo>& registry) {
     info.description = async ? "parameter server, asynchronous: each push applied on arrival, staleness recorded"
                              : "parameter server, synchronous: one averaged update per step";
     info.parameter_server = true;
-    info.bucket_seconds = parameter_server_bucket_seconds;
+    info.asynchronous = async;
+    info.bucket_seconds = async ? parameter_server_async_bucket_seconds : parameter_server_bucket_seconds;
     info.simulated = true;
     info.make_exchange = [async](const ExchangeSetup& s) { return make_parameter_server(s, async); };
     registry.add(std::move(info));

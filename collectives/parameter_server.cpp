@@ -513,7 +513,12 @@ std::unique_ptr<Exchange> make_parameter_server(const ExchangeSetup& setup, bool
 
 double parameter_server_bucket_seconds(int workers, int servers, double n, const LinkCost& c) {
   const double w = workers, s = servers > 0 ? servers : 1;
-  return 2 * w * n / s * c.seconds_per_byte + 2 * c.latency_s + (w - 1) * n / s * c.add_s_per_byte;
+  return parameter_server_async_bucket_seconds(workers, servers, n, c) + (w - 1) * n / s * c.add_s_per_byte;
+}
+
+double parameter_server_async_bucket_seconds(int workers, int servers, double n, const LinkCost& c) {
+  const double w = workers, s = servers > 0 ? servers : 1;
+  return 2 * w * n / s * c.seconds_per_byte + 2 * c.latency_s;
 }
 
 }  // namespace hpcnn

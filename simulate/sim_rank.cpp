@@ -33,6 +33,7 @@
 
 #include "base/median.hpp"
 #include "collectives/exchange.hpp"
+#include "collectives/exchange_step.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "engine/op_cost.hpp"
@@ -96,15 +97,15 @@ struct Model {
   }
 };
 
-// One worker's steps; the exchange does the rest.
+// One worker's steps, the exchange used as hpcnn-scale uses it (ExchangeStep); the exchange does the rest.
 Phases train(const Args& a, const Model& m, Exchange& exchange, float* params, float* grads) {
   const int warmup = static_cast<int>(number(a, "warmup")), steps = static_cast<int>(number(a, "steps"));
   const double load_s = number(a, "load_s"), forward_s = number(a, "forward_s");
   const std::vector<double> node_s = backward_times(m.graph, static_cast<int>(number(a, "batch")), number(a, "backward_s"));
-  const bool synchronous = arg(a, "exchange") != "ps-async";
+  ExchangeStep step(exchange, find_exchange(arg(a, "exchange")));
   Phases p;
   for (int k = 0; k < warmup + steps; ++k) {
-    if (synchronous) MPI_Barrier(exchange.workers());
+    step.align();
     const double t0 = MPI_Wtime();
     if (load_s > 0) smpi_execute_benched(load_s);
     const double tl = MPI_Wtime();
@@ -112,15 +113,12 @@ Phases train(const Args& a, const Model& m, Exchange& exchange, float* params, f
     const double t1 = MPI_Wtime();
     for (int node = static_cast<int>(node_s.size()) - 1; node >= 0; --node) {
       if (node_s[static_cast<std::size_t>(node)] > 0) smpi_execute_benched(node_s[static_cast<std::size_t>(node)]);
-      for (int b : m.buckets.completed_by(node)) {
-        exchange.start_bucket(b, params, grads);
-        exchange.progress();
-      }
+      for (int b : m.buckets.completed_by(node)) step.bucket_ready(b, params, grads);
     }
     const double t2 = MPI_Wtime();
-    exchange.wait(params, grads);
+    step.wait(params, grads);
     const double t3 = MPI_Wtime();
-    exchange.update(params, grads);
+    step.update(params, grads);
     const double t4 = MPI_Wtime();
     if (k < warmup) continue;
     p.iter.push_back(t4 - t0), p.load.push_back(tl - t0), p.forward.push_back(t1 - tl), p.backward.push_back(t2 - t1);

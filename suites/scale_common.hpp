@@ -5,12 +5,14 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "collectives/exchange.hpp"
+#include "collectives/exchange_step.hpp"
 #include "engine/buckets.hpp"
 #include "engine/graph.hpp"
 #include "harness/rank_series.hpp"
@@ -33,7 +35,7 @@ struct ScalePoint {
   bool exchange_bf16 = false;  // --exchange-precision bf16
   bool measure_baseline = false;
   std::string baseline_file;  // --baseline-file, or empty
-  bool synchronous() const { return scheme->name != "ps-async"; }
+  bool synchronous() const { return !scheme->asynchronous; }
 };
 
 ScalePoint scale_point(const PointSettings& s, MPI_Comm comm);
@@ -43,35 +45,42 @@ ScalePoint scale_point(const PointSettings& s, MPI_Comm comm);
 // optimizer after an allreduce; the weights that came back from a parameter server).
 class ExchangeSync : public GradientSync {
  public:
-  ExchangeSync(Exchange& exchange, const GradientBuckets& buckets, bool synchronous)
-      : exchange_(exchange), buckets_(buckets), synchronous_(synchronous) {}
-  // Synchronous schemes align iterations (outside the timed region); async workers run free.
+  ExchangeSync(Exchange& exchange, const ExchangeInfo& scheme, const GradientBuckets& buckets)
+      : exchange_(exchange), step_(exchange, scheme), buckets_(buckets) {}
   void before_step() override {
-    if (synchronous_) MPI_Barrier(exchange_.workers());
+    in_backward_s_ = 0;
+    step_.align();
   }
   const GradientBuckets* buckets() const override { return &buckets_; }
   void on_bucket(int b, Network& net) override {
+    const auto t0 = std::chrono::steady_clock::now();
     // No synchronize here: each exchange orders its reads after the backend's kernels itself
     // (nccl on the device, the others by synchronizing when the memory is the device's).
-    exchange_.start_bucket(b, net.params(), net.grads());
-    exchange_.progress();  // also advances the buckets already in flight
+    step_.bucket_ready(b, net.params(), net.grads());
+    in_backward_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double wait(Network& net, const StepStats& local) override {
-    exchange_.wait(net.params(), net.grads());
+    step_.wait(net.params(), net.grads());
     return local.loss;
   }
-  void update(float* params, Network& net) override { exchange_.update(params, net.grads()); }
+  void update(float* params, Network& net) override { step_.update(params, net.grads()); }
   bool stop_agreed() override { return exchange_.stop_agreed(); }
+  // Seconds of the last step's backward phase spent in the exchange's calls (bucket starts and
+  // progress, with the sums they make): what separates the node's backward compute from the
+  // exchange's work in the record (backward_compute_s, what hpcnn-simulate takes).
+  double in_backward_seconds() const { return in_backward_s_; }
 
  private:
   Exchange& exchange_;
+  ExchangeStep step_;
   const GradientBuckets& buckets_;
-  bool synchronous_;
+  double in_backward_s_ = 0;
 };
 
 // What one worker measured.
 struct WorkerTimes {
   PhaseSeries phases;
+  std::vector<double> exchange_in_backward;  // per timed iteration: ExchangeSync::in_backward_seconds
   Traffic traffic_timed;  // bytes over the timed iterations
   double isolated_comm = -1;
   float last_loss = 0;

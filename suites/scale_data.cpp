@@ -110,7 +110,7 @@ class DataWorker final : public EpochSteps {
         evaluator_(backend, graph, network_options(p.sp.mp, p.test_batch, Mode::Infer), data.set.test, data.norm,
                    pipeline(false), p.test_batch, workers_),
         net_(backend, graph, network_options(p.sp.mp, p.sp.mp.batch, Mode::Train)),
-        sync_(exchange, buckets, p.sp.synchronous()),
+        sync_(exchange, *p.sp.scheme, buckets),
         // Every worker runs every step: exchange partners (and servers) expect them all.
         loop_(backend, {Mode::Train, 0, 0, false, MPI_COMM_NULL, false}, &sync_),
         storage_failed_(storage_failed),

@@ -204,22 +204,42 @@ void validate(const Options& o) {
 void maybe_exit_for_test(int world_rank, int iteration) { inject_exit_at("hpcnn-scale", world_rank, iteration); }
 
 
-// Fault injection before each iteration; the traffic counters when the timed iterations start.
+// The backward phase less the exchange's calls during it: per iteration the slowest worker's, the
+// median over the iterations (as backward_s is taken from backward_time_s).
+double backward_compute_median(const Array& backward, const Array& in_exchange) {
+  Array compute = backward;
+  for (std::size_t i = 0; i < compute.data.size() && i < in_exchange.data.size(); ++i)
+    compute.data[i] = std::max(0.0, compute.data[i] - in_exchange.data[i]);
+  return slowest_rank_stats(compute).median;
+}
+
+// Fault injection before each iteration; the traffic counters when the timed iterations start;
+// the exchange's share of every timed iteration's backward phase.
 class WorkerObserver : public LoopObserver {
  public:
-  explicit WorkerObserver(Exchange* exchange) : exchange_(exchange) { MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_); }
+  WorkerObserver(Exchange* exchange, const ExchangeSync* sync) : exchange_(exchange), sync_(sync) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  }
   void before_iteration(int k) override {
     if (exchange_) maybe_exit_for_test(world_rank_, k);
   }
   void timed_start() override {
+    timed_ = true;
     if (exchange_) before_ = exchange_->traffic();
   }
+  void after_iteration(int /*k*/, const StepResult& /*r*/) override {
+    if (timed_ && sync_) in_backward_.push_back(sync_->in_backward_seconds());
+  }
   Traffic before() const { return before_; }
+  const std::vector<double>& exchange_in_backward() const { return in_backward_; }
 
  private:
   Exchange* exchange_;
+  const ExchangeSync* sync_;
   int world_rank_ = 0;
+  bool timed_ = false;
   Traffic before_;
+  std::vector<double> in_backward_;
 };
 
 // The same exchange with nothing to hide behind, for the overlap figure (median of 5).
@@ -244,9 +264,12 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
   const SyntheticData data(mp.sample, mp.classes, mp.batch, rank_data_seed(mp.seed, worker_rank));
   std::unique_ptr<Optimizer> local;
   std::unique_ptr<GradientSync> sync;
+  const ExchangeSync* exchange_sync = nullptr;
   if (exchange) {
     exchange->init(net.params());
-    sync = std::make_unique<ExchangeSync>(*exchange, buckets, sp.synchronous());
+    auto s = std::make_unique<ExchangeSync>(*exchange, *sp.scheme, buckets);
+    exchange_sync = s.get();
+    sync = std::move(s);
   } else {
     local = std::make_unique<Optimizer>(backend, net.param_count(), mp.optimizer);
     sync = std::make_unique<LocalUpdate>(*local);
@@ -260,7 +283,7 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
                         all_workers};
   settings.min_time = mp.min_time;  // validate(): never with parameter servers
   TrainingLoop loop(backend, settings, sync.get());
-  WorkerObserver observer(exchange);
+  WorkerObserver observer(exchange, exchange_sync);
   const PointError error =
       loop.run(net, [&](int k) { return BatchView{data.images(k), data.labels(k), mp.batch}; }, &observer);
   if (error.status == PointStatus::Interrupted) {
@@ -271,6 +294,7 @@ WorkerTimes train(const ScalePoint& sp, Backend& backend, const Graph& graph, co
   if (!error.none()) throw RuntimeError(error.reason);  // not the user's data: ends the job
   WorkerTimes t;
   t.phases = loop.series();
+  t.exchange_in_backward = observer.exchange_in_backward();
   t.last_loss = loop.last_loss();
   t.diverged = loop.divergence();
   if (exchange) {
@@ -370,9 +394,12 @@ ResultPoint run_point(ScalePoint sp, MPI_Comm comm, LibraryVersions& libraries,
 
   ResultPoint out;
   PhaseArrays phases;  // per-iteration series of the workers ([workers][iters]); world rank 0 is worker 0
+  Array in_backward;  // [workers][iters]: the exchange's share of each backward phase
   if (exchange->is_worker()) {
     phases = gather_phases(t.phases, exchange->workers());
     phases.append_to(out.arrays);
+    in_backward = gather_series("exchange_in_backward_time_s", t.exchange_in_backward, exchange->workers());
+    out.arrays.push_back(in_backward);
   }
   const RankFigures f = gather_rank_figures(*exchange, t, sp.mp, setup.steps, comm);
   exchange.reset();  // collective: frees the communicators on every rank
@@ -383,6 +410,7 @@ ResultPoint run_point(ScalePoint sp, MPI_Comm comm, LibraryVersions& libraries,
   set_iteration_settings(r, sp.mp);
   set_optimizer_fields(r, sp.mp);
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), baseline);
+  r.set("backward_compute_s", backward_compute_median(phases.backward, in_backward));
   const double flops = static_cast<double>(graph.flops_training_per_sample());
   r.set("flops_per_image", flops);
   r.set("gflops", r.number("img_per_s").value_or(0) * flops * 1e-9);

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "base/errors.hpp"
@@ -130,7 +131,36 @@ struct NodeCompute {
   double forward_s = 0, backward_s = 0, update_s = 0;
   double before_s = 0;   // the rest of a measured step (loading the batch, the loop's bookkeeping): load_s
   double img_per_s = 0;  // of one rank alone: the efficiency's baseline
+  // An hpcnn-scale allreduce point's update_s holds the averaging of the gradients (a scale by
+  // 1 / workers), which the simulated exchange charges itself: run_training_point takes it out.
+  bool update_holds_averaging = false;
 };
+
+// The order in which a compute file's points are taken: a training run's own (pure compute), then
+// hpcnn-scale's allreduce points, then a parameter server's (refused: no optimizer on its workers);
+// fewest ranks first.
+std::tuple<int, int, double> compute_preference(const Record& r) {
+  const bool scale = r.text("suite") == "hpcnn-scale";
+  const bool server = scale && r.text("exchange").rfind("ps-", 0) == 0;
+  return {scale, server, r.number("ranks").value_or(1e9)};
+}
+
+// An hpcnn-scale point's phases hold exchange work besides the node's compute: the exchange's calls
+// during backward (bucket starts, progress and their sums), taken out by backward_compute_s, and
+// the averaging in update_s (NodeCompute::update_holds_averaging). A parameter server's workers
+// run no optimizer at all (the servers do): nothing in the point is the node's update.
+void split_scale_compute(const Record& r, NodeCompute& c, const std::string& what) {
+  const std::string scheme = r.text("exchange");
+  if (scheme.rfind("ps-", 0) == 0)
+    throw UsageError("--compute " + what + " is " + scheme + "'s, whose workers apply no optimizer (the servers do): "
+                     "give an hpcnn-train point or an allreduce point of hpcnn-scale");
+  const std::optional<double> backward = r.number("backward_compute_s");
+  if (!backward)
+    throw UsageError("--compute " + what + " has no backward_compute_s, so its backward_s cannot be told from the "
+                     "exchange's work during it: give an hpcnn-train point or an hpcnn-scale point that records it");
+  c.backward_s = *backward;
+  c.update_holds_averaging = true;
+}
 
 NodeCompute node_compute(const std::string& file, const std::string& model, int batch) {
   std::error_code ec;
@@ -143,7 +173,7 @@ NodeCompute node_compute(const std::string& file, const std::string& model, int 
     if ((suite != "hpcnn-train" && suite != "hpcnn-scale") || r.text("model") != model ||
         r.number("batch").value_or(0) != batch || r.get("epochs") || r.text("status") != "ok")
       continue;
-    if (!best || r.number("ranks").value_or(1e9) < best->number("ranks").value_or(1e9)) best = &r;
+    if (!best || compute_preference(r) < compute_preference(*best)) best = &r;
   }
   if (!best)
     throw UsageError("--compute " + file + ": no training point of " + model + " at batch " + std::to_string(batch) +
@@ -157,6 +187,7 @@ NodeCompute node_compute(const std::string& file, const std::string& model, int 
       throw UsageError("--compute " + file + ": the point of " + model + " at batch " + std::to_string(batch) + " has no " +
                        field + ": a simulation needs the phases of a training step");
   c.forward_s = *best->number("forward_s"), c.backward_s = *best->number("backward_s"), c.update_s = *best->number("update_s");
+  if (best->text("suite") == "hpcnn-scale") split_scale_compute(*best, c, file + ": the point of " + model + " at batch " + std::to_string(batch));
   c.before_s = best->number("load_s").value_or(0) + std::max(0.0, best->number("other_s").value_or(0));
   const DatasetShape shape = dataset_shape(c.dataset);  // UsageError for a real data set's name
   c.channels = shape.sample.c, c.classes = shape.classes;
@@ -576,6 +607,9 @@ ResultPoint run_training_point(const Options& o, const PointSettings& ps, SimPoi
   const GradientBuckets buckets(graph, s.bucket_mb * 1024.0 * 1024.0);
   std::vector<double> bucket_bytes;
   for (const Bucket& b : buckets.buckets()) bucket_bytes.push_back(static_cast<double>(b.count * sizeof(float)));
+  // The simulated update scales every gradient by 1 / workers at the add rate (SimBackend::scale).
+  if (s.node.update_holds_averaging)
+    s.node.update_s = std::max(0.0, s.node.update_s - static_cast<double>(graph.param_count()) * s.rates.add_s);
   std::optional<Platform> generated;
   const SimRun run = simulate(s, user_hosts,
                               {shell_arg("model", s.node.model), number_arg("image", s.node.image),

@@ -52,6 +52,21 @@ void check_model_point(const ResultPoint& p, const std::vector<double>& slowest,
     check(near(r.number(ph[1]).value_or(-1), compute_stats(max_over_ranks(*a)).median), ph[1]);
     for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += a->data[k];
   }
+  // hpcnn-scale: the backward compute is each backward phase less its exchange calls, the slowest
+  // worker's per iteration, their median; never more than the phase itself.
+  if (const Array* in_exchange = find_array(p, "exchange_in_backward_time_s")) {
+    const Array* backward = find_array(p, "backward_time_s");
+    check(in_exchange->dims == backward->dims, "exchange_in_backward_time_s shape");
+    Array compute = *backward;
+    bool within = in_exchange->data.size() == compute.data.size();
+    for (std::size_t k = 0; within && k < compute.data.size(); ++k) {
+      within = in_exchange->data[k] >= 0 && in_exchange->data[k] <= compute.data[k] * 1.0001 + 1e-7;
+      compute.data[k] = std::max(0.0, compute.data[k] - in_exchange->data[k]);
+    }
+    check(within, "exchange_in_backward_time_s within each backward phase");
+    check(near(r.number("backward_compute_s").value_or(-1), compute_stats(max_over_ranks(compute)).median),
+          "backward_compute_s");
+  }
   double gap = 0;
   std::int64_t misses = 0;
   for (std::size_t k = 0; k < sum.size(); ++k) {

@@ -17,7 +17,11 @@
 #     than this machine's memory;
 #  5. a simulation that runs out of memory maps (SimGrid's message, as smpirun prints it at a few
 #     thousand ranks under the default vm.max_map_count): the point fails in one line that names
-#     vm.max_map_count and how to raise it, exit 1 (with --smpirun a relative path).
+#     vm.max_map_count and how to raise it, exit 1 (with --smpirun a relative path);
+#  6. the node's compute from hpcnn-scale points (2 ranks, oversubscribed): an allreduce point's
+#     backward is its backward_compute_s (the exchange's calls during backward taken out, which the
+#     simulation makes itself): one simulated node's backward phase is exactly that; a parameter
+#     server's point, whose workers apply no optimizer, is refused (exit 2).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
@@ -119,4 +123,25 @@ EOF
 chmod +x "$out/smpirun-no-maps"
 expect_error 1 "Failed to map fd 4 with size 3418112: Cannot allocate memory: its ranks' buffers need more memory maps than vm.max_map_count" -- \
   ./hpcnn-simulate --compute "$node" --batch 42 --nodes 2 --exchange ring --smpirun "$(realpath --relative-to=. "$out/smpirun-no-maps")"
+
+# 6. compute from hpcnn-scale
+run $MPIRUN -np 2 ./hpcnn-scale --model lenet5 --batch 42 --exchange ring --bucket-mb 0.05 --iters 20 --warmup 3 \
+  --threads 1 --output "$out/scale-ring" --quiet
+run ./hpcnn-simulate --compute "$(ls "$out"/scale-ring/*.h5)" --model lenet5 --batch 42 --exchange ring --nodes 1 \
+  --output "$out/sim-from-scale" --quiet
+python3 - "$(./hpcnn-summary --format csv --columns backward_s,backward_compute_s "$out/scale-ring")" \
+  "$(./hpcnn-summary --format csv --columns backward_s "$out/sim-from-scale")" <<'EOF' || fail=1
+import sys
+measured = sys.argv[1].strip().splitlines()[-1].split(',')
+whole, compute = float(measured[0]), float(measured[1])
+simulated = float(sys.argv[2].strip().splitlines()[-1])
+print(f"measured backward {whole:.6g} s, of it compute {compute:.6g} s; simulated on one node {simulated:.6g} s")
+ok = 0 < compute <= whole and abs(simulated / compute - 1) < 0.002
+print(("ok:   " if ok else "FAIL: ") + "one simulated node's backward is the measured backward less the exchange's calls")
+sys.exit(0 if ok else 1)
+EOF
+run $MPIRUN -np 2 ./hpcnn-scale --model lenet5 --batch 42 --exchange ps-sync --iters 3 --warmup 1 --threads 1 \
+  --output "$out/scale-ps" --quiet
+expect_error 2 "is ps-sync's, whose workers apply no optimizer" -- \
+  ./hpcnn-simulate --compute "$(ls "$out"/scale-ps/*.h5)" --model lenet5 --batch 42 --nodes 2 --exchange ring
 exit $fail

@@ -13,7 +13,9 @@
 #    restarted job runs on the 3 hosts left, resumes, and its file holds every point once, equal
 #    to an uninterrupted run's, with no rank on the dead host.
 #  - a node that dies during an acceptance night (acceptance.sh, --no-kill): named in one line,
-#    the night goes on over the nodes left, which are measured and judged, and fails;
+#    the night goes on over the nodes left, which are measured and judged, and fails; the same
+#    without Slurm, acceptance.sh's mpirun given a HOSTFILE of the 4 hosts and reaching them
+#    through tests/cluster/cluster_rsh.sh (what ssh is on a cluster), the node's link taken down;
 #  - preemption within a training point: E8 on real data (jobscripts/e8_slurm.sh, a checkpoint per
 #    epoch) gets USR1 once a checkpoint exists: the point stops at the next step with a checkpoint
 #    of it, the job requeues itself, and the restarted job continues that point from the
@@ -176,5 +178,40 @@ if wait_for 120 "a first point of job $nf" nf_point && on_n2; then
   fi
 else
   echo "FAIL: job $nf completed no point on n2 in 120 s"; fail=1; scancel "$nf"
+fi
+
+# A node dies during a night without Slurm: acceptance.sh with a HOSTFILE of the 4 hosts, its mpirun
+# reaching them through cluster_rsh.sh; once the night's first training wave has written its file,
+# n3's link goes down and everything on n3 is killed. One line names n3, the night goes on over
+# n1, n2 and n4 (n2's slurmd is gone since the test above; mpirun does not need it) and fails.
+printf 'n%d slots=1\n' 1 2 3 4 > "$work/hosts"
+mkdir -p "$work/mpirun-lost"
+( env -u SLURM_JOB_ID CLUSTER_DIR="$cluster" OMPI_MCA_plm_rsh_agent="$src/tests/cluster/cluster_rsh.sh" HPCNN_BIN="$build" \
+    HOSTFILE="$work/hosts" ACCEPT_ROUNDS=1 ACCEPT_ITERS=5 ACCEPT_WARMUP=1 ACCEPT_MIN_TIME=0.1 ACCEPT_NODE_WAVE=2 THREADS=1 \
+    ACCEPT_DATA=none ACCEPT_LINK_SIZES=64K ACCEPT_PROBE_TIMEOUT=30 OUT="$work/mpirun-lost/out" REFERENCE_DIR="$work/no-reference" \
+    timeout 600 "$js/acceptance.sh" smoke lostnode > "$work/mpirun-lost/log" 2>&1
+  echo $? > "$work/mpirun-lost/status" ) &
+night=$!
+night_train() { ls "$work"/mpirun-lost/out/hpcnn-train-*.h5 >/dev/null 2>&1; }
+# night_hosts EXE: every host the mpirun night's files of EXE name, sorted, space-separated
+night_hosts() { local f; for f in "$work"/mpirun-lost/out/"$1"-*.h5; do hosts "$f"; done | sort -u | paste -sd' ' -; }
+if wait_for 180 "the mpirun night's first training file" night_train; then
+  echo "+ ip -n $(cl_netns 3) link set $(cl_node_veth 3) down; kill -KILL every process of n3"
+  ip -n "$(cl_netns 3)" link set "$(cl_node_veth 3)" down
+  kill -KILL $(ip netns pids "$(cl_netns 3)") 2>/dev/null
+  wait "$night"
+  out=$work/mpirun-lost/log
+  check "the mpirun night ran to its end and failed (exit $(cat "$work/mpirun-lost/status"))" \
+    [ "$(cat "$work/mpirun-lost/status")" = 1 ]
+  check "mpirun night: one line names n3" [ "$(grep -c 'node n3 does not answer' "$out")" = 1 ]
+  check "mpirun night: nodes_lost.txt names n3 alone" [ "$(cut -d' ' -f1 "$work/mpirun-lost/out/nodes_lost.txt" 2>/dev/null)" = n3 ]
+  check "mpirun night: the outcome names n3" in_output "$out" "nodes lost during the night: n3"
+  check "mpirun night: the noise probe ran on n1, n2 and n4" [ "$(night_hosts hpcnn-blas)" = "n1 n2 n4" ]
+  scale=$(ls "$work"/mpirun-lost/out/hpcnn-scale-*.h5 2>/dev/null | tail -n 1)
+  check "mpirun night: the step across the nodes ran on n1, n2 and n4" [ "$( [ -n "$scale" ] && hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
+  check "mpirun night: the population judged the nodes left" in_output "$work/mpirun-lost/out/population.txt" "per-node point"
+  [ "$fail" = 0 ] || tail -40 "$out"
+else
+  echo "FAIL: the mpirun night wrote no training file in 180 s"; fail=1; tail -20 "$work/mpirun-lost/log"; kill "$night"
 fi
 exit $fail

@@ -4,7 +4,8 @@
 #   tests/cluster/cluster_shape.sh STATE_DIR nK off
 # RATE is a tc rate (1gbit, 500mbit, ...), applied with a token bucket (tbf) on both ends of the
 # host's veth link. DELAY needs netem, which some kernels lack: then the delay is left out, with a
-# warning, and only the rate is shaped.
+# warning, and only the rate is shaped. CLUSTER_QUEUE_MS (default 50): the queue of each end, in
+# milliseconds at the rate; beyond it packets are dropped, as a switch port's buffer drops them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster_lib.sh"
@@ -25,7 +26,9 @@ if [ -n "$delay" ] && ! cl_have_netem; then
   echo "${0##*/}: this kernel has no netem: $node gets the rate $rate but no delay $delay" >&2
   delay=""
 fi
-# A burst of 1 ms at the rate (at least 16 KiB) and a queue of ~50 ms. The small bucket makes the
+queue_ms=${CLUSTER_QUEUE_MS:-50}
+[[ "$queue_ms" =~ ^[1-9][0-9]*$ ]] || { echo "${0##*/}: CLUSTER_QUEUE_MS '$queue_ms' is not a number of milliseconds" >&2; exit 2; }
+# A burst of 1 ms at the rate (at least 16 KiB) and a queue of CLUSTER_QUEUE_MS. The small bucket makes the
 # link send at its rate, as a switch port does: a bucket of 128 KiB lets a message that follows an
 # idle spell through at once (a 64 KiB one took half the time of a loaded link's).
 burst=$(awk -v r="$rate" 'BEGIN {
@@ -37,9 +40,9 @@ for side in host node; do
   if [ $side = host ]; then tcx=(tc); dev=$host_dev; else tcx=(tc -n "$ns"); dev=$node_dev; fi
   if [ -n "$delay" ]; then
     "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "$delay"
-    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "${burst}b" latency 50ms
+    "${tcx[@]}" qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "${burst}b" latency "${queue_ms}ms"
   else
-    "${tcx[@]}" qdisc add dev "$dev" root tbf rate "$rate" burst "${burst}b" latency 50ms
+    "${tcx[@]}" qdisc add dev "$dev" root tbf rate "$rate" burst "${burst}b" latency "${queue_ms}ms"
   fi
 done
 echo "$node: $rate${delay:+, delay $delay}"
