@@ -20,13 +20,18 @@ namespace hpcnn {
 
 namespace {
 
+int ceil_log2(int size) {
+  int rounds = 0;
+  while ((1 << rounds) < size) ++rounds;
+  return rounds;
+}
+
 // Rank `rank` of `size`: receive and add each partner's partial sum in the rounds this rank's
 // bit pattern keeps it, send its own up once, then receive the result from its parent and pass it
 // to its children.
 Schedule binomial_schedule(int rank, int size, std::size_t count) {
   Schedule steps;
-  int rounds = 0;
-  while ((1 << rounds) < size) ++rounds;
+  const int rounds = ceil_log2(size);
   for (int r = 1; r <= rounds; ++r) {
     const int half = 1 << (r - 1);
     if (rank % (1 << r) == 0) {
@@ -57,13 +62,14 @@ Schedule binomial_schedule(int rank, int size, std::size_t count) {
   return steps;
 }
 
-}  // namespace
-
-namespace {
-
 class SimulatedMpiAllreduce : public ScheduledAllreduce {
  public:
-  explicit SimulatedMpiAllreduce(MPI_Comm comm) : ScheduledAllreduce(comm, binomial_schedule) { MPI_Comm_dup(comm, &comm_); }
+  explicit SimulatedMpiAllreduce(MPI_Comm comm) : ScheduledAllreduce(comm, binomial_schedule) {
+    MPI_Comm_dup(comm, &comm_);
+    int size = 1;
+    MPI_Comm_size(comm_, &size);
+    copies_first_ = ceil_log2(size) % 2 == 1;
+  }
   ~SimulatedMpiAllreduce() override { MPI_Comm_free(&comm_); }
   void start(float* data, std::size_t count) override {
     in_place_copy(count);
@@ -82,11 +88,9 @@ class SimulatedMpiAllreduce : public ScheduledAllreduce {
   // and copies the caller's into the other first when that count is odd, so that the sum ends in
   // the caller's. Only its time matters here (copy_floats is simulated: sim_host_buffers.cpp).
   void in_place_copy(std::size_t floats) {
-    int size = 1, rounds = 0;
-    MPI_Comm_size(comm_, &size);
-    while ((1 << rounds) < size) ++rounds;
-    if (rounds % 2 == 1) copy_floats(nullptr, nullptr, floats);
+    if (copies_first_) copy_floats(nullptr, nullptr, floats);
   }
+  bool copies_first_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 

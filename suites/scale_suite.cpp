@@ -187,11 +187,11 @@ void validate(const Options& o) {
     }
     if (o.flag("baseline") || o.has("baseline-file"))
       throw UsageError("--data: the efficiency baseline (--baseline, --baseline-file) is for synthetic batches");
-    // ps-async workers are at different steps within an epoch: only an epoch's end (every worker
-    // done with it) is a state to continue from.
+    // Asynchronous workers (ps-async) are at different steps within an epoch: only an epoch's end
+    // (every worker done with it) is a state to continue from.
     const std::vector<std::string> schemes = o.values("exchange");
     if (o.integer("checkpoint-every") > 0 && o.str("checkpoint-unit") == "step" &&
-        std::find(schemes.begin(), schemes.end(), "ps-async") != schemes.end())
+        std::any_of(schemes.begin(), schemes.end(), [](const std::string& s) { return find_exchange(s).asynchronous; }))
       throw UsageError("--checkpoint-unit step: ps-async workers are at different steps within an epoch; use epoch");
   } else if (o.integer("checkpoint-every") > 0) {
     throw UsageError("--checkpoint-every " + std::to_string(o.integer("checkpoint-every")) +

@@ -139,10 +139,17 @@ struct NodeCompute {
 // The order in which a compute file's points are taken: a training run's own (pure compute), then
 // hpcnn-scale's allreduce points, then a parameter server's (refused: no optimizer on its workers);
 // fewest ranks first.
+// Whether a record's scheme runs parameter servers, by the registry (a scheme this build lacks,
+// nccl without CUDA, is an allreduce).
+bool parameter_server_point(const Record& r) {
+  for (const ExchangeInfo& e : exchanges())
+    if (e.name == r.text("exchange")) return e.parameter_server;
+  return false;
+}
+
 std::tuple<int, int, double> compute_preference(const Record& r) {
   const bool scale = r.text("suite") == "hpcnn-scale";
-  const bool server = scale && r.text("exchange").rfind("ps-", 0) == 0;
-  return {scale, server, r.number("ranks").value_or(1e9)};
+  return {scale, scale && parameter_server_point(r), r.number("ranks").value_or(1e9)};
 }
 
 // An hpcnn-scale point's phases hold exchange work besides the node's compute: the exchange's calls
@@ -150,9 +157,8 @@ std::tuple<int, int, double> compute_preference(const Record& r) {
 // the averaging in update_s (NodeCompute::update_holds_averaging). A parameter server's workers
 // run no optimizer at all (the servers do): nothing in the point is the node's update.
 void split_scale_compute(const Record& r, NodeCompute& c, const std::string& what) {
-  const std::string scheme = r.text("exchange");
-  if (scheme.rfind("ps-", 0) == 0)
-    throw UsageError("--compute " + what + " is " + scheme + "'s, whose workers apply no optimizer (the servers do): "
+  if (parameter_server_point(r))
+    throw UsageError("--compute " + what + " is " + r.text("exchange") + "'s, whose workers apply no optimizer (the servers do): "
                      "give an hpcnn-train point or an allreduce point of hpcnn-scale");
   const std::optional<double> backward = r.number("backward_compute_s");
   if (!backward)

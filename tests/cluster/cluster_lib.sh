@@ -21,15 +21,21 @@ cluster_names() {  # cluster_names DIR: set the names of the cluster kept in DIR
   CL_ENV=$CLUSTER_DIR/cluster.env
   CL_PIDS=$CLUSTER_DIR/pids
 }
-# cl_start_slurmd K: host nK's slurmd, in its network namespace (nsenter, not `ip netns exec`,
-# which remounts /sys so that slurmd cannot start its cgroup plugin), with its own host name
-# (--uts) and its own /etc/hosts (--mount: a bind mount seen by the host's jobs only). nsenter and
-# unshare exec, so the PID kept is slurmd's. (Also a test's way to bring back a host it killed.)
+# cl_exec_on_host K PROGRAM ARGS...: becomes PROGRAM on host nK (exec: the PID stays): in its network
+# namespace (nsenter, not `ip netns exec`, which remounts /sys so that slurmd cannot start its
+# cgroup plugin), with its own host name (--uts) and its own /etc/hosts (--mount: a bind mount seen
+# by the host's processes only). nsenter and unshare exec too.
+cl_exec_on_host() {
+  local k=$1
+  shift
+  exec nsenter --net="/run/netns/$(cl_netns "$k")" unshare --uts --mount --propagation private \
+    bash -c 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"' \
+    "on-n$k" "n$k" "$CLUSTER_DIR/etc/hosts" "$@"
+}
+# cl_start_slurmd K: host nK's slurmd, in the background, its PID kept. (Also a test's way to bring
+# back a host it killed.)
 cl_start_slurmd() {
-  nsenter --net="/run/netns/$(cl_netns "$1")" unshare --uts --mount --propagation private \
-    bash -c 'hostname "$1" && mount --bind "$2" /etc/hosts && exec slurmd -D -N "$1" -f "$3"' \
-    "slurmd-n$1" "n$1" "$CLUSTER_DIR/etc/hosts" "$CL_CONF" \
-    </dev/null >>"$CLUSTER_DIR/log/slurmd-n$1.out" 2>&1 &
+  (cl_exec_on_host "$1" slurmd -D -N "n$1" -f "$CL_CONF") </dev/null >>"$CLUSTER_DIR/log/slurmd-n$1.out" 2>&1 &
   echo $! > "$CL_PIDS/slurmd-n$1"
 }
 # cluster_host STATE_DIR nK: load the running cluster kept in STATE_DIR and set k to host nK's

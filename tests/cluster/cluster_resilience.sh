@@ -123,8 +123,8 @@ lost=$(submit "$work/lost" ACCEPT_ROUNDS=1 ACCEPT_ITERS=5 ACCEPT_WARMUP=1 ACCEPT
   ACCEPT_DATA=none ACCEPT_LINK_SIZES=64K ACCEPT_PROBE_TIMEOUT=30 OUT="$work/lost/out" REFERENCE_DIR="$work/no-reference" \
   --nodes=4 "$js/acceptance.sh" smoke lostnode)
 first_train() { ls "$work"/lost/out/hpcnn-train-*.h5 >/dev/null 2>&1; }
-# hosts_of EXE: every host the night's files of EXE name, sorted, comma-separated
-hosts_of() { local f; for f in "$work"/lost/out/"$1"-*.h5; do hosts "$f"; done | sort -u | paste -sd, -; }
+# hosts_of NIGHT EXE: every host the files of EXE in the night's folder name, sorted, space-separated
+hosts_of() { local f; for f in "$work/$1"/out/"$2"-*.h5; do hosts "$f"; done | sort -u | paste -sd' ' -; }
 if wait_for 180 "the night's first training file" first_train; then
   echo "+ kill -KILL slurmd and every process of n3 (job $lost)"
   kill -KILL "$(cat "$CL_PIDS/slurmd-n3")" $(ip netns pids "$(cl_netns 3)")
@@ -137,9 +137,9 @@ if wait_for 180 "the night's first training file" first_train; then
   # A step that ran on n3 and a live node can hold that node's CPUs until Slurm hears from n3 (a
   # later step would wait for them): the steps after the loss overlap.
   check "the steps after n3 was lost share the CPUs (srun --overlap)" in_output "$out" "srun .*--overlap .*hpcnn-"
-  check "the noise probe ran on n1, n2 and n4" [ "$(hosts_of hpcnn-blas | tr ',' ' ')" = "n1 n2 n4" ]
+  check "the noise probe ran on n1, n2 and n4" [ "$(hosts_of lost hpcnn-blas)" = "n1 n2 n4" ]
   scale=$(ls "$work"/lost/out/hpcnn-scale-*.h5 2>/dev/null | tail -n 1)
-  check "the step across the nodes ran on n1, n2 and n4" [ -n "$scale" ] && [ "$(hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
+  check "the step across the nodes ran on n1, n2 and n4" [ "$( [ -n "$scale" ] && hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
   check "the population judged the nodes left" in_output "$work/lost/out/population.txt" "per-node point"
   [ "$fail" = 0 ] || tail -40 "$out"
 else
@@ -193,8 +193,6 @@ mkdir -p "$work/mpirun-lost"
   echo $? > "$work/mpirun-lost/status" ) &
 night=$!
 night_train() { ls "$work"/mpirun-lost/out/hpcnn-train-*.h5 >/dev/null 2>&1; }
-# night_hosts EXE: every host the mpirun night's files of EXE name, sorted, space-separated
-night_hosts() { local f; for f in "$work"/mpirun-lost/out/"$1"-*.h5; do hosts "$f"; done | sort -u | paste -sd' ' -; }
 if wait_for 180 "the mpirun night's first training file" night_train; then
   echo "+ ip -n $(cl_netns 3) link set $(cl_node_veth 3) down; kill -KILL every process of n3"
   ip -n "$(cl_netns 3)" link set "$(cl_node_veth 3)" down
@@ -206,7 +204,7 @@ if wait_for 180 "the mpirun night's first training file" night_train; then
   check "mpirun night: one line names n3" [ "$(grep -c 'node n3 does not answer' "$out")" = 1 ]
   check "mpirun night: nodes_lost.txt names n3 alone" [ "$(cut -d' ' -f1 "$work/mpirun-lost/out/nodes_lost.txt" 2>/dev/null)" = n3 ]
   check "mpirun night: the outcome names n3" in_output "$out" "nodes lost during the night: n3"
-  check "mpirun night: the noise probe ran on n1, n2 and n4" [ "$(night_hosts hpcnn-blas)" = "n1 n2 n4" ]
+  check "mpirun night: the noise probe ran on n1, n2 and n4" [ "$(hosts_of mpirun-lost hpcnn-blas)" = "n1 n2 n4" ]
   scale=$(ls "$work"/mpirun-lost/out/hpcnn-scale-*.h5 2>/dev/null | tail -n 1)
   check "mpirun night: the step across the nodes ran on n1, n2 and n4" [ "$( [ -n "$scale" ] && hosts "$scale" | sort | paste -sd' ')" = "n1 n2 n4" ]
   check "mpirun night: the population judged the nodes left" in_output "$work/mpirun-lost/out/population.txt" "per-node point"

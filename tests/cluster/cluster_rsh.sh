@@ -3,7 +3,7 @@
 #   cluster_rsh.sh [OPTIONS] nK COMMAND...
 # runs COMMAND (one shell command line, as ssh runs it) on host nK of the cluster in $CLUSTER_DIR:
 # in nK's network namespace, with its host name and /etc/hosts, as its slurmd runs (cluster_lib.sh
-# cl_start_slurmd). It first reaches for nK over the network as ssh would (a TCP connection to its
+# cl_exec_on_host). It first reaches for nK over the network as ssh would (a TCP connection to its
 # port 22, which nobody serves: refused means the host is there); a host whose link is down gets
 # ssh's answer, "No route to host", exit 255. mpirun without Slurm then meets a lost node as it
 # would on a cluster (tests/cluster/cluster_resilience.sh).
@@ -19,6 +19,4 @@ if [[ "$answer" != *refused* ]]; then
   echo "ssh: connect to host $host port 22: No route to host" >&2
   exit 255
 fi
-exec nsenter --net="/run/netns/$(cl_netns "$k")" unshare --uts --mount --propagation private \
-  bash -c 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && eval "$*"' \
-  "rsh-$host" "$host" "$CLUSTER_DIR/etc/hosts" "$@"
+cl_exec_on_host "$k" bash -c "$*"
