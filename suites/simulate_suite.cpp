@@ -319,18 +319,21 @@ SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir,
   // The child runs in `dir`: a relative --smpirun must be resolved here.
   std::vector<std::string> command = args;
   if (command[0].find('/') != std::string::npos) command[0] = fs::absolute(command[0]).string();
+  // Everything the child needs is built before the fork: between fork and exec it only makes
+  // system calls.
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string log_path = dir + "/smpirun.log";
   std::fflush(nullptr);  // the child must not write this process's buffered output again
   const pid_t child = fork();
   if (child < 0) throw RuntimeError("cannot start smpirun");
   if (child == 0) {
     setpgid(0, 0);
     // One descriptor for both streams, so that the log keeps their order.
-    const int log = open((dir + "/smpirun.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (log < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
     if (chdir(dir.c_str()) != 0) _exit(127);
-    std::vector<char*> argv;
-    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     _exit(127);
   }

@@ -243,31 +243,16 @@ std::vector<ResultRun> read_runs(const std::vector<std::string>& paths, int& sta
     for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
     throw RuntimeError("no result files (*.h5) found in " + where);
   }
-  std::vector<std::optional<ResultRun>> read(files.size());
-  std::vector<std::string> errors(files.size());
-  std::atomic<std::size_t> next{0};
-  auto reader = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++) {
-      try {
-        read[i] = read_result_file_isolated(files[i]);
-      } catch (const RuntimeError& e) {
-        errors[i] = e.what();  // names the file
-      }
-    }
-  };
   const std::size_t jobs = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, files.size());
-  std::vector<std::thread> threads;
-  for (std::size_t j = 1; j < jobs; ++j) threads.emplace_back(reader);
-  reader();
-  for (std::thread& t : threads) t.join();
+  std::vector<IsolatedRead> reads = read_result_files_isolated(files, jobs);
   std::vector<ResultRun> runs;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (read[i]) {
-      runs.push_back(std::move(*read[i]));
+  for (IsolatedRead& read : reads) {
+    if (read.run) {
+      runs.push_back(std::move(*read.run));
     } else {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", kProgram, errors[i].c_str());
-      if (page) page->left_out(errors[i]);
+      std::fprintf(stderr, "%s: error: %s\n", kProgram, read.error.c_str());
+      if (page) page->left_out(read.error);
       status = 1;
     }
   }

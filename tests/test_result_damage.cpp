@@ -255,6 +255,42 @@ TEST(UntrustedFiles, HangInTheReaderIsStoppedWithinTheLimit) {
                     {"blocked.h5", "did not finish within 1 s"});
 }
 
+// Several children at a time from one thread: each job's outcome in its place, a hung one costing
+// its own limit while the others finish, and a good file read as it is among them.
+TEST(UntrustedFiles, SeveralReadersAtOnceKeepTheirOwnOutcomes) {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  IsolationLimits quick;
+  quick.seconds = 30;
+  IsolationLimits short_limit;
+  short_limit.seconds = 1;
+  std::vector<IsolatedJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back({[i] { return "reply " + std::to_string(i); }, quick, "j" + std::to_string(i)});
+  jobs[2] = {[]() -> std::string { pause(); return ""; }, short_limit, "hang.h5"};
+  jobs[4] = {[]() -> std::string { throw RuntimeError("bad.h5: reason"); }, quick, "bad.h5"};
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<IsolatedResult> results = run_isolated_all(jobs, 3);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  ASSERT_EQ(results.size(), jobs.size());
+  for (int i : {0, 1, 3, 5}) {
+    EXPECT_TRUE(results[i].ok) << i << ": " << results[i].error;
+    EXPECT_EQ(results[i].reply, "reply " + std::to_string(i));
+  }
+  EXPECT_FALSE(results[2].ok);
+  EXPECT_NE(results[2].error.find("hang.h5: the reader did not finish within 1 s"), std::string::npos) << results[2].error;
+  EXPECT_FALSE(results[4].ok);
+  EXPECT_EQ(results[4].error, "bad.h5: reason");
+  // Files: a good one twice and a missing one, each read in its place.
+  const std::string good = write_good_file(s.dir), missing = s.dir + "/missing.h5";
+  const std::vector<IsolatedRead> reads = read_result_files_isolated({good, missing, good}, 2);
+  ASSERT_EQ(reads.size(), 3u);
+  ASSERT_TRUE(reads[0].run && reads[2].run) << reads[0].error << reads[2].error;
+  EXPECT_EQ(encode_run(*reads[0].run), encode_run(read_result_file(good)));
+  EXPECT_EQ(encode_run(*reads[2].run), encode_run(*reads[0].run));
+  EXPECT_FALSE(reads[1].run);
+  EXPECT_NE(reads[1].error.find(missing), std::string::npos) << reads[1].error;
+}
+
 TEST(UntrustedFiles, CrashInTheReaderIsOneError) {
   IsolationLimits limits;
   limits.seconds = 30;

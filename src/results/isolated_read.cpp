@@ -17,6 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
+#include <vector>
 #include <stdexcept>
 
 #include "base/errors.hpp"
@@ -180,30 +182,118 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-// Collects the child's reply until EOF or the deadline; false on the deadline.
-bool read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::string& reply) {
-  char buf[1 << 16];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (rc < 0 && errno != EINTR) throw RuntimeError(std::string("poll: ") + std::strerror(errno));
-    if (rc <= 0) continue;
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw RuntimeError(std::string("read: ") + std::strerror(errno));
-    if (n == 0) return true;
-    reply.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
 int wait_for(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return status;
 }
+
+// One reader process on its way: where its reply comes from and until when it may take.
+struct Child {
+  std::size_t job = 0;
+  pid_t pid = -1;
+  int fd = -1;
+  std::chrono::steady_clock::time_point deadline;
+  std::string reply;
+  bool replied = false;  // EOF on the pipe: the child wrote all it will write
+};
+
+// Starts jobs[i]'s child. The child closes the read ends of its running siblings' pipes (it
+// inherits them: O_CLOEXEC acts on exec only), so each pipe has one reader and one writer.
+Child start_child(const IsolatedJob& job, std::size_t i, const std::vector<Child>& running) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeError(job.label + ": cannot create a pipe: " + std::strerror(errno));
+  std::fflush(nullptr);  // nothing buffered is written twice, whatever the child does
+  const pid_t parent = ::getpid();
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw RuntimeError(job.label + ": cannot start the reader process: " + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    for (const Child& sibling : running) ::close(sibling.fd);
+    child_main(fds[1], job.work, job.limits, job.label, parent);
+  }
+  ::close(fds[1]);
+  Child c;
+  c.job = i;
+  c.pid = pid;
+  c.fd = fds[0];
+  c.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(job.limits.seconds));
+  return c;
+}
+
+// Reaps a child that replied or ran out of time, and says what came of it: its reply, or the
+// RuntimeError naming what happened to it.
+std::string finish_child(Child& c, const IsolatedJob& job) {
+  ::close(c.fd);
+  c.fd = -1;
+  if (!c.replied) ::kill(c.pid, SIGKILL);
+  const int status = wait_for(c.pid);
+  const IsolationLimits& limits = job.limits;
+  const std::string& label = job.label;
+  if (!c.replied)
+    throw RuntimeError(label + ": the reader did not finish within " + seconds_text(limits.seconds) +
+                       " s and was stopped (a damaged or hostile file)");
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    if (sig == SIGXCPU)
+      throw RuntimeError(label + ": the reader used more than " +
+                         seconds_text(limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.seconds) +
+                         " s of CPU time and was stopped (a damaged or hostile file)");
+    if (sig == SIGKILL)
+      throw RuntimeError(label + ": the reader was killed (" + signal_text(sig) + "; out of memory?)");
+    throw RuntimeError(label + ": the reader crashed (" + signal_text(sig) + "): a damaged or hostile file");
+  }
+  const std::string& reply = c.reply;
+  if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty())
+    throw RuntimeError(label + ": the reader process ended without a reply (exit status " +
+                       std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  if (reply[0] == 'E') throw RuntimeError(reply.substr(1));
+  if (reply[0] != 'R') throw RuntimeError(label + ": the reader process sent a malformed reply");
+  return reply.substr(1);
+}
+
+// Takes what the ready pipes hold; a pipe at EOF marks its child as replied.
+void collect_replies(std::vector<Child>& running) {
+  const auto now = std::chrono::steady_clock::now();
+  auto wait = std::chrono::milliseconds(1000);
+  for (const Child& c : running)
+    wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now) +
+                              std::chrono::milliseconds(1));
+  std::vector<pollfd> fds;
+  for (const Child& c : running) fds.push_back(pollfd{c.fd, POLLIN, 0});
+  const int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(wait.count(), 0)));
+  if (rc < 0 && errno != EINTR) throw RuntimeError(std::string("poll: ") + std::strerror(errno));
+  if (rc <= 0) return;
+  char buf[1 << 16];
+  for (std::size_t k = 0; k < fds.size(); ++k) {
+    if (fds[k].revents == 0) continue;
+    const ssize_t n = ::read(fds[k].fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw RuntimeError(std::string("read: ") + std::strerror(errno));
+    if (n == 0) running[k].replied = true;
+    else running[k].reply.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// Kills and reaps whatever is still running when the loop leaves by an exception.
+struct ChildrenGuard {
+  std::vector<Child>& running;
+  ~ChildrenGuard() {
+    for (Child& c : running) {
+      if (c.fd >= 0) ::close(c.fd);
+      ::kill(c.pid, SIGKILL);
+      wait_for(c.pid);
+    }
+  }
+};
 
 }  // namespace
 
@@ -217,59 +307,47 @@ IsolationLimits reader_limits(std::size_t file_bytes) {
   return limits;
 }
 
+std::vector<IsolatedResult> run_isolated_all(const std::vector<IsolatedJob>& jobs, std::size_t parallel) {
+  parallel = std::max<std::size_t>(parallel, 1);
+  std::vector<IsolatedResult> results(jobs.size());
+  std::vector<Child> running;
+  ChildrenGuard guard{running};
+  std::size_t next = 0;
+  while (next < jobs.size() || !running.empty()) {
+    for (; next < jobs.size() && running.size() < parallel; ++next) {
+      try {
+        running.push_back(start_child(jobs[next], next, running));
+      } catch (const RuntimeError& e) {
+        results[next].error = e.what();
+      }
+    }
+    if (running.empty()) continue;
+    collect_replies(running);
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t k = 0; k < running.size();) {
+      Child& c = running[k];
+      if (!c.replied && now < c.deadline) {
+        ++k;
+        continue;
+      }
+      IsolatedResult& r = results[c.job];
+      try {
+        r.reply = finish_child(c, jobs[c.job]);
+        r.ok = true;
+      } catch (const RuntimeError& e) {
+        r.error = e.what();
+      }
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  return results;
+}
+
 std::string run_isolated(const std::function<std::string()>& work, const IsolationLimits& limits,
                          const std::string& label) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeError(label + ": cannot create a pipe: " + std::strerror(errno));
-  std::fflush(nullptr);  // nothing buffered is written twice, whatever the child does
-  const pid_t parent = ::getpid();
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw RuntimeError(label + ": cannot start the reader process: " + std::strerror(err));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], work, limits, label, parent);
-  }
-  ::close(fds[1]);
-  std::string reply;
-  bool finished = false;
-  try {
-    finished = read_reply(
-        fds[0], start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits.seconds)),
-        reply);
-  } catch (...) {
-    ::close(fds[0]);
-    ::kill(pid, SIGKILL);
-    wait_for(pid);
-    throw;
-  }
-  ::close(fds[0]);
-  if (!finished) ::kill(pid, SIGKILL);
-  const int status = wait_for(pid);
-  const std::string limit = seconds_text(limits.seconds) + " s";
-  if (!finished)
-    throw RuntimeError(label + ": the reader did not finish within " + limit + " and was stopped (a damaged or hostile file)");
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    if (sig == SIGXCPU)
-      throw RuntimeError(label + ": the reader used more than " +
-                         seconds_text(limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.seconds) +
-                         " s of CPU time and was stopped (a damaged or hostile file)");
-    if (sig == SIGKILL)
-      throw RuntimeError(label + ": the reader was killed (" + signal_text(sig) + "; out of memory?)");
-    throw RuntimeError(label + ": the reader crashed (" + signal_text(sig) + "): a damaged or hostile file");
-  }
-  if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty())
-    throw RuntimeError(label + ": the reader process ended without a reply (exit status " +
-                       std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
-  if (reply[0] == 'E') throw RuntimeError(reply.substr(1));
-  if (reply[0] != 'R') throw RuntimeError(label + ": the reader process sent a malformed reply");
-  return reply.substr(1);
+  IsolatedResult r = std::move(run_isolated_all({IsolatedJob{work, limits, label}}, 1).front());
+  if (!r.ok) throw RuntimeError(r.error);
+  return std::move(r.reply);
 }
 
 std::string encode_run(const ResultRun& run) {
@@ -362,10 +440,38 @@ ResultRun decode_run(const std::string& bytes, const std::string& path) {
   return run;
 }
 
-ResultRun read_result_file_isolated(const std::string& path) {
+namespace {
+
+IsolationLimits limits_for(const std::string& path) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  return read_result_file_isolated(path, reader_limits(ec ? 0 : static_cast<std::size_t>(size)));
+  return reader_limits(ec ? 0 : static_cast<std::size_t>(size));
+}
+
+}  // namespace
+
+ResultRun read_result_file_isolated(const std::string& path) {
+  return read_result_file_isolated(path, limits_for(path));
+}
+
+std::vector<IsolatedRead> read_result_files_isolated(const std::vector<std::string>& paths, std::size_t parallel) {
+  std::vector<IsolatedJob> jobs;
+  for (const std::string& path : paths)
+    jobs.push_back(IsolatedJob{[&path] { return encode_run(read_result_file(path)); }, limits_for(path), path});
+  std::vector<IsolatedResult> replies = run_isolated_all(jobs, parallel);
+  std::vector<IsolatedRead> reads(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!replies[i].ok) {
+      reads[i].error = std::move(replies[i].error);
+      continue;
+    }
+    try {
+      reads[i].run = decode_run(replies[i].reply, paths[i]);
+    } catch (const RuntimeError& e) {
+      reads[i].error = e.what();
+    }
+  }
+  return reads;
 }
 
 ResultRun read_result_file_isolated(const std::string& path, const IsolationLimits& limits) {
