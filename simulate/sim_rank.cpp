@@ -1,7 +1,7 @@
 // One simulated rank of hpcnn-simulate: the program smpirun runs as every rank of a simulated
 // platform (built with smpicxx into hpcnn-simulate-rank.so; suites/simulate_suite.cpp starts
 // it). It trains nothing: a step is the measured node's forward time, its backward time spread
-// over the graph's nodes in proportion to their backward FLOPs with the real gradient buckets
+// over the graph's nodes by a roofline of their work (backward_split.hpp) with the real gradient buckets
 // started as backward completes them, the exchange scheme's own code (collectives/) moving the
 // real bucket sizes over the simulated network, and the update at the measured rate. Compute is
 // simulated time (smpi_execute_benched), not this machine's.
@@ -36,7 +36,7 @@
 #include "collectives/exchange_step.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
-#include "engine/op_cost.hpp"
+#include "simulate/backward_split.hpp"
 #include "simulate/sim_backend.hpp"
 #include "simulate/sim_rates.hpp"
 
@@ -74,15 +74,6 @@ struct Phases {
   std::vector<double> iter, load, forward, backward, comm_wait, update;
 };
 
-// The backward time of every node (graph order), its share of `backward_s` by backward FLOPs.
-std::vector<double> backward_times(const Graph& graph, int batch, double backward_s) {
-  std::vector<double> flops(graph.nodes().size(), 0.0);
-  double total = 0;
-  for (std::size_t i = 1; i < flops.size(); ++i) total += flops[i] = op_backward_cost(graph, static_cast<int>(i), batch).flops;
-  for (double& f : flops) f = total > 0 ? backward_s * f / total : 0.0;
-  return flops;
-}
-
 struct Model {
   Graph graph;
   GradientBuckets buckets;
@@ -101,7 +92,10 @@ struct Model {
 Phases train(const Args& a, const Model& m, Exchange& exchange, float* params, float* grads) {
   const int warmup = static_cast<int>(number(a, "warmup")), steps = static_cast<int>(number(a, "steps"));
   const double load_s = number(a, "load_s"), forward_s = number(a, "forward_s");
-  const std::vector<double> node_s = backward_times(m.graph, static_cast<int>(number(a, "batch")), number(a, "backward_s"));
+  // The node's memory rate for the roofline split: its copy reads and writes each float once.
+  const double memory_bytes_per_s = 2 * sizeof(float) / number(a, "copy_s");
+  const std::vector<double> node_s =
+      backward_split(m.graph, static_cast<int>(number(a, "batch")), number(a, "backward_s"), memory_bytes_per_s);
   ExchangeStep step(exchange, find_exchange(arg(a, "exchange")));
   Phases p;
   for (int k = 0; k < warmup + steps; ++k) {

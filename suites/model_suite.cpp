@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "collectives/float_rates.hpp"
 #include "engine/backend.hpp"
 #include "engine/network.hpp"
 #include "harness/cpu_usage.hpp"
@@ -420,6 +421,9 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   MPI_Comm_size(comm, &size);
   MeasuredPoint point = measured_point(o, p, suite.mode);
   const ModelPoint& mp = point.mp;
+  // The node's add and copy rates, for a simulation of this node's exchange (hpcnn-simulate):
+  // measured once, on rank 0, before anything of the point is timed.
+  if (rank == 0 && mp.mode == Mode::Train) node_float_rates();
   std::optional<Graph> graph;  // a model that does not fit the image size fails this point only
   std::unique_ptr<Backend> backend;
   PointError setup;
@@ -462,7 +466,11 @@ ResultPoint run_point(const ModelSuite& suite, const Options& o, const SweepPoin
   set_model_fields(r, suite.program, mp, *backend, *graph, size);
   set_iteration_settings(r, mp);
   r.set("mode", std::string(mp.mode == Mode::Train ? "train" : "infer"));
-  if (mp.mode == Mode::Train) set_optimizer_fields(r, mp);
+  if (mp.mode == Mode::Train) {
+    set_optimizer_fields(r, mp);
+    r.set("node_add_gbps", node_float_rates().add_gbps);
+    r.set("node_copy_gbps", node_float_rates().copy_gbps);
+  }
   set_timing_fields(r, g.phases, g.peak_rss, *graph, mp, size, g.phase_gap);
   if (!backend->is_gpu()) set_precision_peak(r, mp.settings.precision, backend->threads(), size);
   set_repeat_fields(out, g.phases.iter, point, size);

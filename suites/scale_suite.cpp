@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collectives/exchange.hpp"
+#include "collectives/float_rates.hpp"
 #include "base/errors.hpp"
 #include "base/fault_injection.hpp"
 #include "engine/network.hpp"
@@ -376,6 +377,7 @@ ResultPoint run_point(ScalePoint sp, MPI_Comm comm, LibraryVersions& libraries,
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const double baseline = baseline_for(sp, baselines, libraries, comm);
+  if (rank == 0) node_float_rates();  // measured once, before the point's timing (recorded below)
   const Graph graph = build_point_graph(sp.mp, true);
   std::unique_ptr<Backend> backend = make_point_backend(sp.mp, libraries);
   const GradientBuckets buckets(graph, sp.bucket_mb * 1024.0 * 1024.0);
@@ -411,6 +413,8 @@ ResultPoint run_point(ScalePoint sp, MPI_Comm comm, LibraryVersions& libraries,
   set_optimizer_fields(r, sp.mp);
   set_scale_fields(out, sp, phases, f, t, setup.memory, buckets.size(), baseline);
   r.set("backward_compute_s", backward_compute_median(phases.backward, in_backward));
+  r.set("node_add_gbps", node_float_rates().add_gbps);
+  r.set("node_copy_gbps", node_float_rates().copy_gbps);
   const double flops = static_cast<double>(graph.flops_training_per_sample());
   r.set("flops_per_image", flops);
   r.set("gflops", r.number("img_per_s").value_or(0) * flops * 1e-9);

@@ -27,7 +27,7 @@
 
 #include "base/errors.hpp"
 #include "collectives/exchange.hpp"
-#include "collectives/host_buffers.hpp"
+#include "collectives/float_rates.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "harness/resources.hpp"
@@ -90,7 +90,11 @@ std::vector<OptionSpec> simulate_options() {
       {"steps", OptType::Int, false, "2", "N", "timed steps", {}, 1, 1000},
       {"warmup", OptType::Int, false, "1", "N", "untimed steps first", {}, 0, 1000},
       {"add-gbps", OptType::Float, false, "0", "X",
-       "rate the node adds gradients at, GB/s of floats summed (0: measured on this machine at the start)", {}, 0, 1e6},
+       "rate the node sums gradients at, GB/s of floats summed (0: the rate the --compute or --fit-link file "
+       "recorded for the measured node, else measured on this machine at the start)", {}, 0, 1e6},
+      {"copy-gbps", OptType::Float, false, "0", "X",
+       "rate the node copies gradients at, GB/s of floats copied; also the memory rate of the backward pass's "
+       "split over the layers (0: as for --add-gbps)", {}, 0, 1e6},
       {"smpirun", OptType::String, false, configured_smpirun(), "PATH",
        "SimGrid's smpirun: that of the SimGrid the rank program was built against (another version's cannot load it)"},
       {"sim-timeout", OptType::Float, false, "3600", "S", "a simulation running longer than this fails its point", {}, 1, 1e7},
@@ -207,24 +211,47 @@ NodeCompute node_compute(const std::string& file, const std::string& model, int 
   return c;
 }
 
-// Seconds per float of this machine's add and copy (the node's rates unless --add-gbps says).
-struct FloatRates {
+// Seconds per float of the simulated node's add and copy, and whose rates they are.
+struct NodeRates {
   double add_s = 0, copy_s = 0;
+  std::string from;
 };
-FloatRates measure_float_rates() {
-  constexpr std::size_t n = 1 << 22;  // 16 MiB: beyond the caches, as gradient buckets are
-  HostFloats a(n), b(n);
-  double best_add = 1e9, best_copy = 1e9;
-  for (int k = 0; k < 5; ++k) {
-    auto t0 = std::chrono::steady_clock::now();
-    add_floats(a.data(), b.data(), n);
-    auto t1 = std::chrono::steady_clock::now();
-    copy_floats(a.data(), b.data(), n);
-    auto t2 = std::chrono::steady_clock::now();
-    best_add = std::min(best_add, std::chrono::duration<double>(t1 - t0).count());
-    best_copy = std::min(best_copy, std::chrono::duration<double>(t2 - t1).count());
+
+// The rates a result file's points recorded (the first point that has them; 0 where none does).
+FloatRates recorded_rates(const std::string& path) {
+  FloatRates r;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return r;
+  for (const ResultPoint& p : read_result_file(path).points) {
+    if (r.add_gbps <= 0) r.add_gbps = p.record.number("node_add_gbps").value_or(0);
+    if (r.copy_gbps <= 0) r.copy_gbps = p.record.number("node_copy_gbps").value_or(0);
   }
-  return {best_add / n, best_copy / n};
+  return r;
+}
+
+// The node's add and copy rates: the options', else the measured node's own (its --compute file,
+// or the --fit-link file, records them), else this machine's, measured now. A projection charges
+// the rates of the node that was measured, not those of the machine that runs the simulation.
+NodeRates node_rates(const Options& o) {
+  double add = o.real("add-gbps"), copy = o.real("copy-gbps");
+  std::string add_from = add > 0 ? "options" : "", copy_from = copy > 0 ? "options" : "";
+  for (const char* option : {"compute", "fit-link"}) {
+    if (!o.has(option) || o.str(option).empty() || (add > 0 && copy > 0)) continue;
+    const FloatRates r = recorded_rates(o.str(option));
+    const std::string from = std::string("--") + option + " " + o.str(option);
+    if (add <= 0 && r.add_gbps > 0) add = r.add_gbps, add_from = from;
+    if (copy <= 0 && r.copy_gbps > 0) copy = r.copy_gbps, copy_from = from;
+  }
+  if (add <= 0 || copy <= 0) {
+    const FloatRates here = measure_float_rates();
+    if (add <= 0) add = here.add_gbps, add_from = "this machine";
+    if (copy <= 0) copy = here.copy_gbps, copy_from = "this machine";
+  }
+  NodeRates rates;
+  rates.add_s = sizeof(float) / (add * 1e9);
+  rates.copy_s = sizeof(float) / (copy * 1e9);
+  rates.from = add_from == copy_from ? add_from : "add: " + add_from + "; copy: " + copy_from;
+  return rates;
 }
 
 // ---- one simulation --------------------------------------------------------------------------
@@ -240,7 +267,7 @@ struct SimPoint {
   std::optional<double> link_fit_error;  // with --fit-link: the fitted line's worst relative error
   std::string network_model;
   int steps = 2, warmup = 1;
-  FloatRates rates;
+  NodeRates rates;
   std::string smpirun;
   double timeout_s = 3600;
   LibraryVersions* libraries = nullptr;  // the run's provenance: gets the SimGrid that ran the point
@@ -454,6 +481,8 @@ void set_platform_fields(Record& r, const SimPoint& s, const SimRun& run, const 
   r.set("simulated_platform", generated ? generated->name : s.platform_file);
   if (!s.node.file.empty()) r.set("simulated_from", s.node.file);
   r.set("node_add_gbps", sizeof(float) / s.rates.add_s * 1e-9);
+  r.set("node_copy_gbps", sizeof(float) / s.rates.copy_s * 1e-9);
+  r.set("node_rates_from", s.rates.from);
   r.set("sim_wall_s", run.wall_s);
   r.set("sim_pss_mib", run.pss_mib);
 }
@@ -543,7 +572,7 @@ void check_memory(int ranks, std::size_t floats, const std::string& what) {
 }
 
 // The settings every simulated point has: scheme, ranks, network, run.
-SimPoint sim_point(const Options& o, const PointSettings& ps, const FloatRates& rates, const std::optional<FittedLink>& fitted) {
+SimPoint sim_point(const Options& o, const PointSettings& ps, const NodeRates& rates, const std::optional<FittedLink>& fitted) {
   SimPoint s;
   s.exchange = ps.str("exchange");
   s.parameter_server = find_exchange(s.exchange).parameter_server;
@@ -671,7 +700,7 @@ ResultPoint run_allreduce_point(const PointSettings& ps, SimPoint s, const std::
   return out;
 }
 
-ResultPoint run_point(const Options& o, const SweepPoint& p, const FloatRates& rates, const std::optional<FittedLink>& fitted,
+ResultPoint run_point(const Options& o, const SweepPoint& p, const NodeRates& rates, const std::optional<FittedLink>& fitted,
                       const std::vector<std::string>& user_hosts, LibraryVersions& libraries) {
   const PointSettings ps(o, p);
   SimPoint s = sim_point(o, ps, rates, fitted);
@@ -697,7 +726,7 @@ int run_simulate_suite(int argc, char** argv) {
   def.options = options;
   def.live_columns = {"model", "exchange", "topology", "nodes", "ranks", "link_gbps", "img_per_s", "efficiency",
                       "comm_wait_s", "comm_s", "analytic_comm_s", "sim_wall_s"};
-  FloatRates rates;
+  NodeRates rates;
   std::optional<FittedLink> fitted;
   std::vector<std::string> user_hosts;  // --platform's hosts, in order
   def.print_list = [] {
@@ -744,13 +773,15 @@ int run_simulate_suite(int argc, char** argv) {
         }
       }
     }
-    rates = measure_float_rates();
-    if (o.real("add-gbps") > 0) rates.add_s = rates.copy_s = sizeof(float) / (o.real("add-gbps") * 1e9);
+    rates = node_rates(o);
     if (o.has("fit-link")) {
       const ResultRun run = read_result_file(o.str("fit-link"));
       std::vector<Record> rows;
       for (const ResultPoint& p : run.points) rows.push_back(p.record);
-      fitted = fit_link(rows, rates.add_s, "--fit-link " + o.str("fit-link"));
+      // The measured calls' adds ran at the rate of the nodes that made them, when they recorded it.
+      const double measured_add_gbps = recorded_rates(o.str("fit-link")).add_gbps;
+      fitted = fit_link(rows, measured_add_gbps > 0 ? sizeof(float) / (measured_add_gbps * 1e9) : rates.add_s,
+                        "--fit-link " + o.str("fit-link"));
     }
   };
   def.run_point = [&rates, &fitted, &user_hosts](const Options& o, const SweepPoint& p, MPI_Comm, LibraryVersions& libraries,

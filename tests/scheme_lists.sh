@@ -53,9 +53,9 @@ same "docs/SIMULATION.md's study" "$simulated" "$(sorted "$study")"
 
 # The sources: EXCHANGE_SCHEME_SOURCES (libhpcnn and the SMPI rank program) holds every .cpp of
 # collectives/ but those the simulator replaces (host_buffers, mpi_allreduce), the GPU-only ones
-# (chosen by the build), and the link test's schedule.
+# (chosen by the build), the link test's schedule and the node's rates (measured by the suites).
 listed=$(sed -n '/^EXCHANGE_SCHEME_SOURCES =/,/^[^\t]/p' "$src/collectives/Makefile.inc" | grep -o '%reldir%/[a-z_]*\.cpp' | sed 's@%reldir%/@@' | sort)
-present=$(cd "$src/collectives" && ls *.cpp | grep -v -x -E 'host_buffers.cpp|mpi_allreduce.cpp|gpu_exchanges.cpp|nccl_allreduce.cpp|no_gpu_exchanges.cpp|pair_schedule.cpp' | sort)
+present=$(cd "$src/collectives" && ls *.cpp | grep -v -x -E 'host_buffers.cpp|mpi_allreduce.cpp|gpu_exchanges.cpp|nccl_allreduce.cpp|no_gpu_exchanges.cpp|pair_schedule.cpp|float_rates.cpp' | sort)
 same "EXCHANGE_SCHEME_SOURCES: every scheme source of collectives/" "$present" "$listed"
 grep -q 'EXCHANGE_SCHEME_SOURCES' "$src/simulate/Makefile.inc" ||
   { echo "FAIL: simulate/Makefile.inc does not build the rank program from EXCHANGE_SCHEME_SOURCES"; fail=1; }

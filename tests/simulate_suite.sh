@@ -21,7 +21,10 @@
 #  6. the node's compute from hpcnn-scale points (2 ranks, oversubscribed): an allreduce point's
 #     backward is its backward_compute_s (the exchange's calls during backward taken out, which the
 #     simulation makes itself): one simulated node's backward phase is exactly that; a parameter
-#     server's point, whose workers apply no optimizer, is refused (exit 2).
+#     server's point, whose workers apply no optimizer, is refused (exit 2);
+#  7. the node's add and copy rates: hpcnn-train and hpcnn-scale record them, and a simulation
+#     charges the measured node's (node_rates_from names the --compute file), the options' where
+#     given, each rate on its own.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
@@ -144,4 +147,35 @@ run $MPIRUN -np 2 ./hpcnn-scale --model lenet5 --batch 42 --exchange ps-sync --i
   --output "$out/scale-ps" --quiet
 expect_error 2 "is ps-sync's, whose workers apply no optimizer" -- \
   ./hpcnn-simulate --compute "$(ls "$out"/scale-ps/*.h5)" --model lenet5 --batch 42 --nodes 2 --exchange ring
+
+# 7. the node's rates
+rates() { ./hpcnn-summary --format csv --columns node_add_gbps,node_copy_gbps,node_rates_from "$1" | tail -n 1; }
+scale_rates=$(./hpcnn-summary --format csv --columns node_add_gbps,node_copy_gbps "$out/scale-ring" | tail -n 1)
+run ./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring --nodes 2 --output "$out/sim-rates" --quiet
+run ./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring --nodes 2 --add-gbps 3 --copy-gbps 5 \
+  --output "$out/sim-options" --quiet
+run ./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring --nodes 2 --add-gbps 3 \
+  --output "$out/sim-add" --quiet
+python3 - "$node" "$(./hpcnn-summary --format csv --columns node_add_gbps,node_copy_gbps "$node" | tail -n 1)" \
+  "$scale_rates" "$(rates "$out/sim-rates")" "$(rates "$out/sim-options")" "$(rates "$out/sim-add")" <<'EOF' || fail=1
+import sys
+node, measured, scale, from_file, options, add_only = sys.argv[1:]
+bad = 0
+def check(ok, what):
+    global bad
+    print(('ok:   ' if ok else 'FAIL: ') + what)
+    bad += not ok
+add, copy = (float(x) for x in measured.split(','))
+check(add > 0.1 and copy > 0.1, f'hpcnn-train recorded the node\'s rates: add {add} GB/s, copy {copy} GB/s')
+check(all(float(x) > 0.1 for x in scale.split(',')), f'hpcnn-scale recorded them too: {scale}')
+a, c, src = from_file.split(',', 2)
+check(abs(float(a) / add - 1) < 0.01 and abs(float(c) / copy - 1) < 0.01 and src == f'--compute {node}',
+      f'the simulation took the measured node\'s: {from_file}')
+a, c, src = options.split(',', 2)
+check(float(a) == 3 and float(c) == 5 and src == 'options', f'--add-gbps 3 --copy-gbps 5: {options}')
+a, c, src = add_only.split(',', 2)
+check(float(a) == 3 and abs(float(c) / copy - 1) < 0.01 and src == f'add: options; copy: --compute {node}',
+      f'--add-gbps alone: {add_only}')
+sys.exit(1 if bad else 0)
+EOF
 exit $fail

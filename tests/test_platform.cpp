@@ -3,6 +3,7 @@
 // its slope less the adds; what the points must hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -10,7 +11,10 @@
 #include "base/errors.hpp"
 #include "results/record.hpp"
 #include "collectives/exchange.hpp"
+#include "engine/models.hpp"
+#include "engine/op_cost.hpp"
 #include "simulate/analytic.hpp"
+#include "simulate/backward_split.hpp"
 #include "simulate/platform.hpp"
 
 using namespace hpcnn;
@@ -150,4 +154,58 @@ TEST(AnalyticModel, TheSchemesCostsAreThePublishedOnes) {
   an.latency_s = a, an.seconds_per_byte = b, an.add_s_per_float = g * sizeof(float);
   EXPECT_NEAR(analytic_exchange_seconds("ring", 4, 0, {n, n / 2}, an), cost("ring", 4) + find_exchange("ring").bucket_seconds(4, 0, n / 2, net), 1e-12);
   EXPECT_THROW(analytic_exchange_seconds("no-such-scheme", 4, 0, {n}, an), SettingError);
+}
+
+// The backward pass's split over the layers (simulate/backward_split.hpp): it adds up to the
+// measured time; without a memory rate it is by FLOPs; with one, a layer of no FLOPs worth
+// mentioning (a ReLU) gets at least its traffic's time, and the compute-bound layers share the rest
+// by FLOPs.
+TEST(BackwardSplit, RooflineOverTheLayers) {
+  ModelConfig mc;
+  mc.input = {1, 3, 32, 32};
+  mc.classes = 10;
+  const Graph g = build_model("resnet18", mc);
+  const int batch = 32;
+  const double backward_s = 0.5;
+  const double memory = 20e9;  // bytes per second
+  std::vector<double> flops(g.nodes().size()), bytes(g.nodes().size());
+  for (std::size_t i = 1; i < flops.size(); ++i) {
+    const OpCost c = op_backward_cost(g, static_cast<int>(i), batch);
+    flops[i] = c.flops, bytes[i] = c.bytes;
+  }
+  auto total = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s;
+  };
+  const std::vector<double> by_flops = backward_split(g, batch, backward_s, 0);
+  const std::vector<double> roof = backward_split(g, batch, backward_s, memory);
+  ASSERT_EQ(by_flops.size(), g.nodes().size());
+  ASSERT_EQ(roof.size(), g.nodes().size());
+  EXPECT_NEAR(total(by_flops), backward_s, 1e-9);
+  EXPECT_NEAR(total(roof), backward_s, 1e-9);
+  EXPECT_EQ(roof[0], 0.0);
+  for (std::size_t i = 1; i < flops.size(); ++i)
+    EXPECT_NEAR(by_flops[i], backward_s * flops[i] / total(flops), 1e-12) << g.nodes()[i].name;
+  // The traffic alone is well below the time here, so the roofline holds as stated.
+  ASSERT_LT(total(bytes) / memory, backward_s);
+  // One compute rate F for every layer: the fastest layer runs at it, and each layer takes
+  // max(FLOPs / F, bytes / memory).
+  double rate = 0;
+  for (std::size_t i = 1; i < flops.size(); ++i)
+    if (roof[i] > 0) rate = std::max(rate, flops[i] / roof[i]);
+  EXPECT_GT(rate, total(flops) / backward_s);  // faster than the mean: memory took its part
+  int relus = 0;
+  for (std::size_t i = 1; i < flops.size(); ++i) {
+    EXPECT_NEAR(roof[i], std::max(flops[i] / rate, bytes[i] / memory), 1e-6 * roof[i] + 1e-15) << g.nodes()[i].name;
+    if (g.nodes()[i].kind == OpKind::Relu && bytes[i] > 0) {
+      ++relus;
+      EXPECT_GT(roof[i], by_flops[i]) << g.nodes()[i].name;  // memory-bound: more than its FLOPs' share
+    }
+  }
+  EXPECT_GT(relus, 0);
+  // Traffic beyond the time (a memory rate far too low): still adds up, nothing negative.
+  const std::vector<double> slow = backward_split(g, batch, backward_s, 1e6);
+  EXPECT_NEAR(total(slow), backward_s, 1e-9);
+  for (double t : slow) EXPECT_GE(t, 0.0);
 }

@@ -20,11 +20,17 @@
 #    of why): ps-async from 3 workers (1.3-1.6x slower than simulated at 3), and rhd's and Open
 #    MPI's allreduce at 8 hosts from 1 MiB (1.3-1.4x).
 # The errors per point are printed and kept (CLUSTER_TEST_KEEP=1 keeps the files).
+# Environment (bench/simulation_vs_measured.sh sets them for the larger runs): HOSTS, RATE, TOLERANCE,
+# SIZES and SIZES_8 (the allreduce sizes below and at 8 hosts), ALLREDUCE_HOSTS (the host counts
+# whose allreduce is measured and checked; default HOSTS), MODEL and BATCH (LeNet-5, 32), ITERS and
+# WARMUP (hpcnn-scale's, 8 and 2), STUDY (1: also the simulate_scaling.sh study; 0: not).
 source "$(dirname "$0")/cluster_test_lib.sh"
 "$build/hpcnn-simulate" --list | grep -q '^rank program: none' && skip "this build has no simulator (libsimgrid-dev)"
 TOLERANCE=${TOLERANCE:-0.25}
 RATE=${RATE:-100mbit}
 HOSTS=${HOSTS:-2 3 4 8}   # the host counts measured; 2 is where the link is fitted
+ALLREDUCE_HOSTS=${ALLREDUCE_HOSTS:-$HOSTS}
+MODEL=${MODEL:-lenet5} BATCH=${BATCH:-32} ITERS=${ITERS:-8} WARMUP=${WARMUP:-2} STUDY=${STUDY:-1}
 max_hosts=$(tr ' ' '\n' <<<"$HOSTS" | sort -n | tail -n 1)
 cluster_start "$max_hosts"
 for ((k = 1; k <= max_hosts; k++)); do check "shape n$k to $RATE" "$src/tests/cluster/cluster_shape.sh" "$cluster" "n$k" "$RATE"; done
@@ -50,8 +56,8 @@ sizes=${SIZES:-64K,256K,1M,4M}
 measure_scale() {
   local n=$1 exchange=$2 servers=()
   [[ "$exchange" = ps-* ]] && servers=(--ps-servers 1)
-  check "hpcnn-scale $exchange measured on $n hosts" srun_on "$n" "$build/hpcnn-scale" --model lenet5 --batch 32 \
-    --exchange "$exchange" "${servers[@]}" --iters 8 --warmup 2 --output "${3:-$work/measured}/scale-$exchange-$n" --quiet
+  check "hpcnn-scale $exchange measured on $n hosts" srun_on "$n" "$build/hpcnn-scale" --model "$MODEL" --batch "$BATCH" \
+    --exchange "$exchange" "${servers[@]}" --iters "$ITERS" --warmup "$WARMUP" --output "${3:-$work/measured}/scale-$exchange-$n" --quiet
 }
 # measure_allreduce HOSTS EXCHANGES SIZES [FOLDER]
 measure_allreduce() {
@@ -59,7 +65,8 @@ measure_allreduce() {
     --iters 9 --warmup 2 --output "${4:-$work/measured}" --quiet
 }
 for n in $HOSTS; do
-  measure_allreduce "$n" mpi,ring,rhd "$([ "$n" -lt 8 ] && echo "$sizes" || echo "${SIZES_8:-64K,256K,1M}")"
+  [ "$n" = 2 ] || [[ " $ALLREDUCE_HOSTS " = *" $n "* ]] &&
+    measure_allreduce "$n" mpi,ring,rhd "$([ "$n" -lt 8 ] && echo "$sizes" || echo "${SIZES_8:-64K,256K,1M}")"
   for exchange in ring rhd mpi; do measure_scale "$n" "$exchange"; done
 done
 for n in $HOSTS; do
@@ -71,13 +78,13 @@ two_hosts=$(for f in "$work"/measured/hpcnn-allreduce-*.h5; do
 [ -n "$two_hosts" ] || { echo "FAIL: no 2-host allreduce to fit the link from"; exit 1; }
 
 check "allreduce simulated" "$build/hpcnn-simulate" --fit-link "$two_hosts" --topology flat --exchange mpi,ring,rhd \
-  --allreduce-sizes "$sizes" --nodes "$(tr ' ' ',' <<<"$HOSTS")" --steps 3 --warmup 1 --output "$work/simulated" --quiet
+  --allreduce-sizes "$sizes" --nodes "$(printf '%s\n' 2 $ALLREDUCE_HOSTS | sort -nu | paste -sd,)" --steps 3 --warmup 1 --output "$work/simulated" --quiet
 for point in "$work"/measured/scale-*; do
   [[ "${point##*/}" =~ ^scale-(.*)-([0-9]+)$ ]] || continue
   exchange=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} servers=() compute=$point
   [[ "$exchange" = ps-* ]] && servers=(--ps-servers 1) compute=$work/measured/scale-ring-$n
   check "hpcnn-scale $exchange simulated on $n nodes" "$build/hpcnn-simulate" --compute "$(ls "$compute"/*.h5)" \
-    --fit-link "$two_hosts" --topology flat --model lenet5 --batch 32 --exchange "$exchange" "${servers[@]}" --nodes "$n" \
+    --fit-link "$two_hosts" --topology flat --model "$MODEL" --batch "$BATCH" --exchange "$exchange" "${servers[@]}" --nodes "$n" \
     --output "$work/simulated" --quiet
 done
 "$build/hpcnn-summary" --table simulated-allreduce "$work/simulated" | head -3
@@ -86,9 +93,9 @@ done
 # jobscripts/simulate_scaling.sh under sbatch (calibrate on 2 hosts, measure on 1-2 workers, the
 # parameter servers at 1 worker only, since their server takes a node of its own; simulate to 64
 # nodes on the fitted link, the tables and the plot).
-study=$(submit "$work/study" MODEL=lenet5 BATCH=32 MEASURE_NODES="1 2" SIM_NODES=1,2,4,64 ITERS=5 \
+[ "$STUDY" = 1 ] && study=$(submit "$work/study" MODEL=lenet5 BATCH=32 MEASURE_NODES="1 2" SIM_NODES=1,2,4,64 ITERS=5 \
   LINK_SIZES=64K,256K,1M,4M OUT="$work/study/out" --nodes=2 "$src/jobscripts/simulate_scaling.sh")
-if wait_job "$study" 400; then
+if [ "$STUDY" = 1 ] && wait_job "$study" 400; then
   check "simulate_scaling.sh completed" test "$(job_state "$study")" = COMPLETED
   check "it said the parameter servers at 2 workers do not fit 2 nodes" \
     grep -q "the parameter servers at 2 worker(s) need 3 nodes, the allocation has 2" "$work/study/slurm-$study.out"
