@@ -26,8 +26,9 @@
 # from the blessed runs with bounds from their noise (reframe/references_from_runs.py), and the
 # fixed-band references shipped in reframe/references.json for RFM_SYSTEM (default local:default).
 # Last, the run-to-run spread of every point over the unchanged nights (hpcnn-summary --stability).
-# Run again with the same OUT, it goes on where it stopped: the reference blessed there is kept,
-# and the nights that finished are not run again.
+# Run again with the same OUT on the same machine, it goes on where it stopped: the reference blessed
+# there is kept, and the nights that finished are not run again (on another CPU model or CPU count
+# it refuses: that reference does not hold there).
 #
 #   bench/acceptance_noise.sh [SET]          SET: smoke (default) or nightly
 # Environment: NIGHTS (default 20), KINDS (default "unchanged quota10 quota25 hog10 hog25 membw10
@@ -55,8 +56,14 @@ for kind in $KINDS; do
       { echo "${0##*/}: kind $kind cannot be set up on this machine (above)" >&2; exit 1; }
   fi
 done
+machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+if [ -e "$OUT/machine" ] && [ "$(cat "$OUT/machine")" != "$machine" ]; then
+  echo "${0##*/}: $OUT was begun on '$(cat "$OUT/machine")', this machine is '$machine': its reference does not hold here (give a new OUT)" >&2
+  exit 1
+fi
+echo "$machine" > "$OUT/machine"
 echo "# acceptance noise: set $SET, $NIGHTS nights of each of: $KINDS; reference of $BLESS_RUNS runs; results in $OUT"
-echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+echo "# machine: $machine"
 
 start=$(date +%s)
 if [ -e "$OUT/blessed" ]; then
