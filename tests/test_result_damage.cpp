@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -289,6 +291,59 @@ TEST(UntrustedFiles, SeveralReadersAtOnceKeepTheirOwnOutcomes) {
   EXPECT_EQ(encode_run(*reads[2].run), encode_run(*reads[0].run));
   EXPECT_FALSE(reads[1].run);
   EXPECT_NE(reads[1].error.find(missing), std::string::npos) << reads[1].error;
+}
+
+// The children run side by side, a reply larger than a pipe's buffer arrives whole, something
+// thrown that is no exception class ends its own job only (it must not unwind into the test in the
+// child), and the call leaves no descriptor open and no child unreaped.
+TEST(UntrustedFiles, ReadersRunTogetherAndLeaveNothingBehind) {
+  const auto open_descriptors = [] {
+    return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator());
+  };
+  IsolationLimits limits;
+  limits.seconds = 30;
+  std::string big(std::size_t{1} << 20, '\0');
+  for (std::size_t k = 0; k < big.size(); ++k) big[k] = static_cast<char>(k * 131 % 251);
+  std::vector<IsolatedJob> jobs;
+  for (int i = 0; i < 3; ++i)
+    jobs.push_back({[i] { sleep(2); return "slept " + std::to_string(i); }, limits, "s" + std::to_string(i)});
+  jobs.push_back({[big] { return big; }, limits, "big.h5"});
+  jobs.push_back({[]() -> std::string { throw 42; }, limits, "odd.h5"});
+  const auto descriptors = open_descriptors();
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<IsolatedResult> results = run_isolated_all(jobs, 3);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 5.0) << "three 2 s readers, three at a time, took as long as one after another";
+  ASSERT_EQ(results.size(), jobs.size());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(results[i].reply, "slept " + std::to_string(i)) << results[i].error;
+  EXPECT_TRUE(results[3].ok) << results[3].error;
+  EXPECT_TRUE(results[3].reply == big) << "the 1 MiB reply came back as " << results[3].reply.size() << " other bytes";
+  EXPECT_FALSE(results[4].ok);
+  EXPECT_NE(results[4].error.find("odd.h5: the reader failed without saying why"), std::string::npos) << results[4].error;
+  EXPECT_EQ(open_descriptors(), descriptors);
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD) << "a reader was left unreaped";
+}
+
+// A process that inherited SIGCHLD ignored (from a launcher that ignored it) still gets its
+// readers' outcomes, and keeps its own disposition afterwards.
+TEST(UntrustedFiles, AnIgnoredChildSignalLosesNoReply) {
+  struct sigaction ignore {}, before {}, after {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &before), 0);
+  IsolationLimits limits;
+  limits.seconds = 30;
+  std::string reply, error;
+  try {
+    reply = run_isolated([] { return std::string("read"); }, limits, "ok.h5");
+  } catch (const RuntimeError& e) {
+    error = e.what();
+  }
+  ::sigaction(SIGCHLD, &before, &after);
+  EXPECT_EQ(reply, "read") << error;
+  EXPECT_EQ(after.sa_handler, SIG_IGN) << "the caller's SIGCHLD disposition was not given back";
 }
 
 TEST(UntrustedFiles, CrashInTheReaderIsOneError) {

@@ -130,40 +130,50 @@ std::size_t address_space_bytes() {
   return ok && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
 }
 
+// How a child ends without a reply (the parent names these).
+constexpr int kExitWriteFailed = 3, kExitOrphaned = 4, kExitFailedUnsaid = 70;  // 70: sysexits.h EX_SOFTWARE
+
 void write_all(int fd, const std::string& bytes) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(3);
+    if (n <= 0) _exit(kExitWriteFailed);
     done += static_cast<std::size_t>(n);
   }
 }
 
+// The child: nothing it throws may leave this function (it would unwind into the parent's code,
+// in the child's copy of the parent), and a reply about memory must not need memory.
 [[noreturn]] void child_main(int fd, const std::function<std::string()>& work, const IsolationLimits& limits,
-                             const std::string& label, pid_t parent) {
+                             const std::string& label, pid_t parent) noexcept {
   // Die with the parent, so a killed summary leaves no reader behind.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(4);
+  if (getppid() != parent) _exit(kExitOrphaned);
   const rlim_t cpu = static_cast<rlim_t>(std::ceil(limits.cpu_seconds > 0 ? limits.cpu_seconds : limits.seconds)) + 1;
   const rlimit cpu_limit{cpu, cpu + 1};
   setrlimit(RLIMIT_CPU, &cpu_limit);
-  if (const std::size_t now = address_space_bytes(); now > 0) {
-    const rlimit as_limit{now + limits.memory_bytes, now + limits.memory_bytes};
-    setrlimit(RLIMIT_AS, &as_limit);
-  }
-  std::string reply;
   try {
-    reply = "R" + work();
-  } catch (const RuntimeError& e) {
-    reply = std::string("E") + e.what();
-  } catch (const std::bad_alloc&) {
-    reply = "E" + label + ": reading it needs more than the limit of " +
-            std::to_string(limits.memory_bytes >> 20) + " MiB of memory (a damaged or hostile file)";
-  } catch (const std::exception& e) {
-    reply = "E" + label + ": internal: " + e.what();
+    // Made before the limit applies: written as it is when the reader runs out of memory.
+    const std::string out_of_memory = "E" + label + ": reading it needs more than the limit of " +
+                                      std::to_string(limits.memory_bytes >> 20) +
+                                      " MiB of memory (a damaged or hostile file)";
+    if (const std::size_t now = address_space_bytes(); now > 0) {
+      const rlimit as_limit{now + limits.memory_bytes, now + limits.memory_bytes};
+      setrlimit(RLIMIT_AS, &as_limit);
+    }
+    try {
+      write_all(fd, "R" + work());
+    } catch (const RuntimeError& e) {
+      write_all(fd, std::string("E") + e.what());
+    } catch (const std::bad_alloc&) {
+      write_all(fd, out_of_memory);
+    } catch (const std::exception& e) {
+      write_all(fd, "E" + label + ": internal: " + e.what());
+    }
+  } catch (...) {  // not an exception class, or a reply that could not be made: no reply at all
+    _exit(kExitFailedUnsaid);
   }
-  write_all(fd, reply);
   ::close(fd);
   _exit(0);  // no atexit handlers, no stdio flush: the parent's buffers are not ours to write
 }
@@ -200,8 +210,10 @@ struct Child {
 };
 
 // Starts jobs[i]'s child. The child closes the read ends of its running siblings' pipes (it
-// inherits them: O_CLOEXEC acts on exec only), so each pipe has one reader and one writer.
-Child start_child(const IsolatedJob& job, std::size_t i, const std::vector<Child>& running) {
+// inherits them: O_CLOEXEC acts on exec only), so each pipe has one reader and one writer. No
+// child when the system has no process to spare (a per-user limit) while siblings run: the job
+// waits for one of them to end.
+std::optional<Child> start_child(const IsolatedJob& job, std::size_t i, const std::vector<Child>& running) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw RuntimeError(job.label + ": cannot create a pipe: " + std::strerror(errno));
   std::fflush(nullptr);  // nothing buffered is written twice, whatever the child does
@@ -212,6 +224,7 @@ Child start_child(const IsolatedJob& job, std::size_t i, const std::vector<Child
     const int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
+    if ((err == EAGAIN || err == ENOMEM) && !running.empty()) return std::nullopt;
     throw RuntimeError(job.label + ": cannot start the reader process: " + std::strerror(err));
   }
   if (pid == 0) {
@@ -236,6 +249,7 @@ std::string finish_child(Child& c, const IsolatedJob& job) {
   c.fd = -1;
   if (!c.replied) ::kill(c.pid, SIGKILL);
   const int status = wait_for(c.pid);
+  c.pid = -1;  // reaped: the pid may be another process's from now on
   const IsolationLimits& limits = job.limits;
   const std::string& label = job.label;
   if (!c.replied)
@@ -252,9 +266,11 @@ std::string finish_child(Child& c, const IsolatedJob& job) {
     throw RuntimeError(label + ": the reader crashed (" + signal_text(sig) + "): a damaged or hostile file");
   }
   const std::string& reply = c.reply;
+  if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == kExitFailedUnsaid)
+    throw RuntimeError(label + ": the reader failed without saying why (out of memory, or an unknown error)");
   if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty())
     throw RuntimeError(label + ": the reader process ended without a reply (exit status " +
-                       std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+                       std::to_string(status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   if (reply[0] == 'E') throw RuntimeError(reply.substr(1));
   if (reply[0] != 'R') throw RuntimeError(label + ": the reader process sent a malformed reply");
   return reply.substr(1);
@@ -289,10 +305,32 @@ struct ChildrenGuard {
   ~ChildrenGuard() {
     for (Child& c : running) {
       if (c.fd >= 0) ::close(c.fd);
+      if (c.pid <= 0) continue;
       ::kill(c.pid, SIGKILL);
       wait_for(c.pid);
     }
   }
+};
+
+// SIGCHLD at its default while the children run: where it is ignored (inherited from a launcher
+// that ignored it), the kernel reaps the children itself and waitpid has no status to give.
+class DefaultChildSignal {
+ public:
+  DefaultChildSignal() {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    restore_ = ::sigaction(SIGCHLD, &dfl, &old_) == 0;
+  }
+  ~DefaultChildSignal() {
+    if (restore_) ::sigaction(SIGCHLD, &old_, nullptr);
+  }
+  DefaultChildSignal(const DefaultChildSignal&) = delete;
+  DefaultChildSignal& operator=(const DefaultChildSignal&) = delete;
+
+ private:
+  struct sigaction old_ {};
+  bool restore_ = false;
 };
 
 }  // namespace
@@ -308,15 +346,22 @@ IsolationLimits reader_limits(std::size_t file_bytes) {
 }
 
 std::vector<IsolatedResult> run_isolated_all(const std::vector<IsolatedJob>& jobs, std::size_t parallel) {
-  parallel = std::max<std::size_t>(parallel, 1);
+  parallel = std::clamp<std::size_t>(parallel, 1, std::max<std::size_t>(jobs.size(), 1));
   std::vector<IsolatedResult> results(jobs.size());
+  const DefaultChildSignal child_signal;
   std::vector<Child> running;
+  running.reserve(parallel);  // no allocation between a fork and the guard knowing its child
   ChildrenGuard guard{running};
   std::size_t next = 0;
   while (next < jobs.size() || !running.empty()) {
     for (; next < jobs.size() && running.size() < parallel; ++next) {
       try {
-        running.push_back(start_child(jobs[next], next, running));
+        std::optional<Child> child = start_child(jobs[next], next, running);
+        if (!child) {
+          parallel = running.size();  // as many as the system allows now; the job waits its turn
+          break;
+        }
+        running.push_back(std::move(*child));
       } catch (const RuntimeError& e) {
         results[next].error = e.what();
       }
