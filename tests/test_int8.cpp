@@ -165,12 +165,13 @@ INSTANTIATE_TEST_SUITE_P(
 // A convolution with its epilogue in one int8 kernel: the batch norm folded into its weights and
 // bias, the residual add onto the shortcut and the ReLU, as in every ResNet block. The shortcut x
 // comes from an int8 convolution (so it is in the format the int8 kernels write, as in a model),
-// and the same prefix run alone gives x itself; the expected output is computed in double from x:
-// relu(conv(x, w') + b' + x) with w'[o] = w[o] s[o], b'[o] = shift[o] - mean[o] s[o], s = scale /
-// sqrt(var + eps). The bound is the single layer's for the folded weights and their own steps,
-// plus what saturating x at the calibrated range's top loses; the add and the ReLU (1-Lipschitz)
-// add no error. Batch-norm parameters and statistics are set away from 1 and 0, so that a fold
-// done wrongly shows.
+// the convolution's input y from another, which writes it quantized for the convolution. The same
+// prefix run alone and unfused gives x and y in FP32, and the expected output is computed in
+// double from them: relu(conv(y, w') + b' + x) with w'[o] = w[o] s[o], b'[o] = shift[o] - mean[o]
+// s[o], s = scale / sqrt(var + eps). The bound is the single layer's for the folded weights and
+// their own steps, plus what saturating y at the calibrated range's top loses; the add and the
+// ReLU (1-Lipschitz) add no error. Batch-norm parameters and statistics are set away from 1 and 0,
+// so that a fold done wrongly shows.
 TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
   const int C = 16, H = 8, W = 8, batch = 2;
@@ -221,7 +222,9 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   EXPECT_EQ(net.folded_batch_norms().size(), 1u) << "the batch norm was not folded into the convolution";
   EXPECT_EQ(net.fused_adds().size(), 1u) << "the residual add was not computed in the convolution";
   EXPECT_EQ(q->precision_exceptions(), "");
-  NetworkOptions keep_all = infer_options(batch);
+  // x and y in FP32 as the int8 convolutions write them: unfused, no ReLU is part of c1 or ca, so
+  // neither writes its output quantized for the convolution after it.
+  NetworkOptions keep_all = infer_options(batch, false);
   keep_all.memory_plan = false;  // x stays readable after the convolution that reads it
   Network first(*q, prefix, keep_all);
   first.set_params(prefix_params);
@@ -266,6 +269,80 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   }
   std::printf("  conv+bn+add+relu: worst |int8 - exact| %.3g of max|exact|\n", worst / scale);
   EXPECT_GT(worst, 1e-4 * scale) << "no int8 rounding visible: did it compute in fp32?";
+}
+
+// Convolutions in a chain pass int8 between them: a convolution whose only reader is another int8
+// convolution writes that reader's quantized input itself (u8 after its ReLU, at the reader's
+// calibrated scale), so the tensor between them takes a quarter of the bytes. Its values read back
+// as FP32 (read_output dequantizes them) within half a quantization step of what the same int8
+// convolution writes in FP32 when the ReLU runs as an op of its own (no reader to quantize for),
+// and the chain's output agrees with that unfused int8 chain and with fp32.
+TEST(Int8Chain, ConvolutionsPassInt8BetweenThem) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  const int C = 16, H = 8, W = 8, batch = 2;
+  Graph g({1, C, H, W});
+  const int a = g.relu(g.conv(g.input(), C, 3, 1, 1, true, "c1"), "a");
+  const int b = g.relu(g.conv(a, C, 1, 1, 0, true, "c2"), "b");
+  g.conv(b, C, 3, 1, 1, true, "c3");
+  g.finalize();
+  const std::vector<float> input = make_input(g.input_shape(), batch, false);
+  auto fp32 = fp32_backend("dnnl");
+  const ActivationRanges ranges = calibrate_on(*fp32, g, input, batch);
+  Network init(*fp32, g, infer_options(batch));
+  const std::vector<float> p = init.get_params();
+
+  auto forward = [&](Backend& be, bool fuse) {
+    NetworkOptions o = infer_options(batch, fuse);
+    o.memory_plan = false;  // every tensor readable after the forward pass
+    auto net = std::make_unique<Network>(be, g, o);
+    net->set_params(p);
+    net->set_input(input.data(), nullptr);
+    net->forward();
+    be.synchronize();
+    return net;
+  };
+  auto q = int8_backend(ranges);
+  auto q_apart = int8_backend(ranges);
+  const auto ref = forward(*fp32, true), chained = forward(*q, true), apart = forward(*q_apart, false);
+  EXPECT_EQ(q->precision_exceptions(), "");
+  ASSERT_EQ(chained->fused_relus().size(), 2u) << "the ReLUs were not computed in the convolutions";
+
+  // Bytes: the two tensors between the convolutions, 4 bytes an element in fp32, 1 in int8.
+  const std::size_t between = 2u * static_cast<std::size_t>(batch) * C * H * W;
+  const std::size_t f32_bytes = ref->activation_memory().unplanned_bytes,
+                    int8_bytes = chained->activation_memory().unplanned_bytes;
+  EXPECT_LE(int8_bytes + 3 * between - 2 * 256, f32_bytes)
+      << "the tensors between int8 convolutions are not stored as int8 (" << int8_bytes << " bytes against fp32's "
+      << f32_bytes << ")";
+
+  // Each tensor between: within half a step of the reader's input scale (saturating at its top).
+  for (const auto& [node, reader] : {std::pair{a, "c2"}, std::pair{b, "c3"}}) {
+    const std::vector<float> got = chained->read_output(node), want = apart->read_output(node);
+    const ValueRange r = ranges.at(reader);
+    ASSERT_GE(r.min, 0.0f);
+    const double step = r.max / 255.0;
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double err = std::fabs(got[i] - want[i]), allowed = step / 2 + std::max(0.0, want[i] - 255 * step);
+      ASSERT_LE(err, allowed * (1 + 1e-5) + 1e-7) << "tensor before " << reader << " element " << i << ": read back "
+                                                  << got[i] << ", the int8 convolution wrote " << want[i];
+      worst = std::max(worst, err);
+    }
+    EXPECT_GT(worst, step / 100) << "tensor before " << reader << ": no quantization visible";
+  }
+  // The output: the same int8 arithmetic but for rounding ties, and close to fp32.
+  const std::vector<float> out = chained->read_output(g.output()), out_apart = apart->read_output(g.output()),
+                           out_ref = ref->read_output(g.output());
+  const double scale = largest(out_ref, 0, out_ref.size());
+  double from_apart = 0, from_ref = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    from_apart = std::max(from_apart, static_cast<double>(std::fabs(out[i] - out_apart[i])));
+    from_ref = std::max(from_ref, static_cast<double>(std::fabs(out[i] - out_ref[i])));
+  }
+  std::printf("  chain: int8 between layers, |chained - apart| %.3g, |chained - fp32| %.3g of max|fp32|\n",
+              from_apart / scale, from_ref / scale);
+  EXPECT_LE(from_apart, 0.01 * scale);
+  EXPECT_LE(from_ref, 0.05 * scale);
 }
 
 // Whole models: batch norms folded, residual adds and ReLUs fused into int8 convolutions. Each

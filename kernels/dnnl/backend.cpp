@@ -77,6 +77,7 @@ class DnnlBackend final : public CpuBackend {
 
   void read_plain(const Tensor& t, float* host_nchw) override {
     if (!t.layout) return CpuBackend::read_plain(t, host_nchw);
+    if (quantized_scale(*ctx_, t) > 0.0f) return dequantize_plain(ctx_, t, host_nchw);  // int8 between layers
     copier_.run(t.data, desc_of(t), host_nchw, plain_desc(t.shape));
   }
 
@@ -154,7 +155,8 @@ class DnnlBackend final : public CpuBackend {
     }
     if (ctx_->int8) {
       v.push_back({"oneDNN_int8", "convolutions and inner products: u8/s8 inputs (per-tensor scales from calibration), "
-                                  "s8 weights (per output channel), int32 accumulation, fp32 output"});
+                                  "s8 weights (per output channel), int32 accumulation; a convolution whose only "
+                                  "reader is another int8 layer writes that layer's u8/s8 input, else fp32 output"});
       v.push_back({"oneDNN_int8_kernel", int8_kernel_text()});
     }
     return v;

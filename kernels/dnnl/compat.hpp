@@ -37,6 +37,14 @@ inline dims dims_of(const md& d) {
 #endif
 }
 
+inline dnnl::memory::data_type data_type_of(const md& d) {
+#if DNNL_VERSION_MAJOR >= 3
+  return d.get_data_type();
+#else
+  return d.data_type();
+#endif
+}
+
 // An eltwise ReLU appended to a post-op chain.
 inline void append_relu(dnnl::post_ops& ops) {
 #if DNNL_VERSION_MAJOR >= 3
@@ -244,20 +252,22 @@ inline dnnl::binary::primitive_desc binary(const engine& e, algorithm alg, const
 
 // ---- int8 scales ---------------------------------------------------------------------------------
 // A convolution's or inner product's int8 scales: the src's per tensor, the weights' per output
-// channel (weights dimension 0, dst dimension 1). 2.x bakes their products into the primitive as
-// output scales and adds the bias before it scales (so the bias arrives divided by them); 3.x
-// takes the scales at execution (int8_scale_arg) and adds the bias as it is.
+// channel (weights dimension 0, dst dimension 1), and where dst is itself int8 its own per tensor
+// (dst_int = result / dst; 0: an FP32 dst). 2.x bakes src * weights / dst into the primitive as
+// output scales and adds the bias before it scales (so the bias arrives divided by src * weights);
+// 3.x takes the scales at execution (int8_scale_arg) and adds the bias as it is.
 inline constexpr bool kInt8BiasScaled = !kV3;
 
-inline void set_int8_scales(primitive_attr& a, float src, const std::vector<float>& weights) {
+inline void set_int8_scales(primitive_attr& a, float src, const std::vector<float>& weights, float dst = 0.0f) {
 #if DNNL_VERSION_MAJOR >= 3
   (void)src;
   (void)weights;
   a.set_scales_mask(DNNL_ARG_SRC, 0);
   a.set_scales_mask(DNNL_ARG_WEIGHTS, 1 << 0);
+  if (dst > 0.0f) a.set_scales_mask(DNNL_ARG_DST, 0);
 #else
   std::vector<float> out(weights.size());
-  for (std::size_t o = 0; o < weights.size(); ++o) out[o] = src * weights[o];
+  for (std::size_t o = 0; o < weights.size(); ++o) out[o] = dst > 0.0f ? src * weights[o] / dst : src * weights[o];
   a.set_output_scales(1 << 1, out);
 #endif
 }
@@ -269,6 +279,17 @@ inline void set_quantize_scale(primitive_attr& a, float scale) {
   a.set_scales_mask(DNNL_ARG_DST, 0);
 #else
   a.set_output_scales(0, {1.0f / scale});
+#endif
+}
+
+// A reorder from int8 into f32 that multiplies by `scale` (the int8 tensor's own); 3.x takes it as
+// the src's scale at execution (int8_scale_arg with DNNL_ARG_SRC).
+inline void set_dequantize_scale(primitive_attr& a, float scale) {
+#if DNNL_VERSION_MAJOR >= 3
+  (void)scale;
+  a.set_scales_mask(DNNL_ARG_SRC, 0);
+#else
+  a.set_output_scales(0, {scale});
 #endif
 }
 

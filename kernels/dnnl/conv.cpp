@@ -7,7 +7,8 @@
 // is then its dst (before the ReLU post-op). In bf16 (Context::compute) the src, weights and
 // diff_dst are converted to bf16 on the way in; dst, diff_src and diff weights stay f32. In int8
 // (Context::int8, inference) the same layer runs on quantized inputs (int8.hpp) where oneDNN has an
-// optimized int8 kernel for it, in FP32 otherwise.
+// optimized int8 kernel for it, in FP32 otherwise; its output is quantized for its reader where
+// that is an int8 layer too (Epilogue::reader).
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -353,6 +354,7 @@ std::unique_ptr<Op> make_int8_conv(const ContextPtr& c, const Node& node, Inputs
   l.sum = shortcut != nullptr;
   l.relu = e.relu;
   l.batch_norm = e.batch_norm;
+  if (!shortcut) l.out = quantization_for(*c, e.reader);
   l.make = [c, g](const memory::desc& s, const memory::desc& w, const memory::desc& b, const memory::desc& d,
                   const primitive_attr& attr) -> dnnl::primitive_desc {
     return compat::conv_forward(c->engine, prop_kind::forward_inference, algorithm::convolution_direct, s, w, b, d,
@@ -393,6 +395,9 @@ std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src,
     // A declined residual: the executor adds separately and asks again without it.
     if (op || e.add) return op;
     c->fp32_in_int8.push_back(node.name);  // no optimized int8 kernel for this layer
+    return with_fp32_inputs(c, src, [&](Inputs fp32) -> std::unique_ptr<Op> {
+      return std::make_unique<ConvOp>(c, node, *fp32[0], nullptr, mode, dst, e);
+    });
   }
   if (!e.add) return std::make_unique<ConvOp>(c, node, *src[0], nullptr, mode, dst, e);
   // A residual epilogue only where oneDNN runs it in an optimized kernel; else the executor falls

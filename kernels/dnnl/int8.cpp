@@ -29,9 +29,10 @@ const ValueRange& calibrated_range(const Context& c, const std::string& name) {
   return it->second;
 }
 
-// FP32 activations (in whatever format they arrive) into the primitive's int8 src format, divided
-// by the activation scale, rounded to nearest and saturated. The reorder for a source format is
-// made on first use.
+// A layer's input in the primitive's int8 src format. FP32 activations (in whatever format they
+// arrive) are divided by the activation scale, rounded to nearest and saturated; an input its
+// producer already wrote quantized for this layer is read as it is (reordered only where the
+// producer's format differs). The reorder for a source format is made on first use.
 class ActivationQuantizer {
  public:
   ActivationQuantizer() = default;
@@ -40,28 +41,121 @@ class ActivationQuantizer {
 
   const void* get(const Tensor& t) {
     const memory::desc have = desc_of(t);
-    if (!prim_ || !(have_ == have)) {
-      primitive_attr attr;
-      compat::set_quantize_scale(attr, scale_);
-      prim_ = reorder(reorder::primitive_desc(ctx_->engine, have, ctx_->engine, want_, attr));
-      have_ = have;
-      src_ = Mem(*ctx_, have);
-      dst_ = Mem(*ctx_, want_);
-    }
+    if (!ready_ || !(have_ == have)) prepare(t, have);
+    if (direct_) return t.data;
     void* out = buf_.reserve(want_.get_size());
     std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, src_.bind(t.data)}, {DNNL_ARG_TO, dst_.bind(out)}};
-    compat::int8_scale_arg(args, ctx_->engine, DNNL_ARG_DST, &scale_, 1);
+    if (quantize_) compat::int8_scale_arg(args, ctx_->engine, DNNL_ARG_DST, &scale_, 1);
     execute(*ctx_, prim_, args);
     return out;
   }
 
  private:
+  void prepare(const Tensor& t, const memory::desc& have) {
+    const float stored = quantized_scale(*ctx_, t);
+    quantize_ = stored == 0.0f;
+    if (quantize_ && compat::data_type_of(have) != dt::f32)
+      throw std::logic_error("dnnl int8: an input arrives in int8 without its scale");
+    if (!quantize_ && (stored != scale_ || compat::data_type_of(have) != compat::data_type_of(want_)))
+      throw std::logic_error("dnnl int8: an input arrives quantized for another layer");
+    direct_ = !quantize_ && have == want_;
+    if (!direct_) {
+      primitive_attr attr;
+      if (quantize_) compat::set_quantize_scale(attr, scale_);
+      prim_ = reorder(reorder::primitive_desc(ctx_->engine, have, ctx_->engine, want_, attr));
+      src_ = Mem(*ctx_, have);
+      dst_ = Mem(*ctx_, want_);
+    }
+    have_ = have;
+    ready_ = true;
+  }
+
   ContextPtr ctx_;
   memory::desc want_, have_;
   float scale_ = 1.0f;
+  bool ready_ = false, quantize_ = true, direct_ = false;
   reorder prim_;
   Mem src_, dst_;
   Buffer buf_;
+};
+
+// An int8 tensor into FP32 (value = scale * integer), in out_desc; the reorder is made again only
+// when the source desc or the scale changes.
+class Dequantizer {
+ public:
+  void run(const Context& c, const Tensor& t, float scale, float* out, const memory::desc& out_desc) {
+    const memory::desc have = desc_of(t);
+    if (!ready_ || !(have_ == have) || !(out_ == out_desc) || scale != scale_) {
+      primitive_attr attr;
+      compat::set_dequantize_scale(attr, scale);
+      prim_ = reorder(reorder::primitive_desc(c.engine, have, c.engine, out_desc, attr));
+      src_ = Mem(c, have);
+      dst_ = Mem(c, out_desc);
+      have_ = have;
+      out_ = out_desc;
+      scale_ = scale;
+      ready_ = true;
+    }
+    std::unordered_map<int, memory> args = {{DNNL_ARG_FROM, src_.bind(t.data)}, {DNNL_ARG_TO, dst_.bind(out)}};
+    compat::int8_scale_arg(args, c.engine, DNNL_ARG_FROM, &scale_, 1);
+    execute(c, prim_, args);
+  }
+
+ private:
+  memory::desc have_, out_;
+  float scale_ = 0.0f;
+  bool ready_ = false;
+  reorder prim_;
+  Mem src_, dst_;
+};
+
+// The FP32 op of a layer that fell back from int8 while some input arrives quantized: it was made
+// on plain-NCHW FP32 stand-ins for those inputs, which are dequantized before every forward.
+class Fp32InputsOp final : public Op {
+ public:
+  Fp32InputsOp(const ContextPtr& c, Inputs src, const std::function<std::unique_ptr<Op>(Inputs)>& make) : ctx_(c) {
+    const std::size_t n = src.size();
+    standins_.resize(n);
+    scales_.resize(n);
+    dequantizers_.resize(n);
+    buffers_.resize(n);
+    std::vector<const Tensor*> made(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      scales_[i] = quantized_scale(*c, *src[i]);
+      standins_[i] = *src[i];
+      if (scales_[i] > 0.0f) {
+        standins_[i].layout = nullptr;  // plain NCHW FP32
+        standins_[i].data = nullptr;
+      }
+      made[i] = scales_[i] > 0.0f ? &standins_[i] : src[i];
+    }
+    inner_ = make(Inputs(made));
+  }
+
+  void forward(const OpContext& x) override {
+    std::vector<const Tensor*> now(x.src.begin(), x.src.end());
+    for (std::size_t i = 0; i < now.size() && i < scales_.size(); ++i) {
+      if (scales_[i] == 0.0f) continue;
+      standins_[i].data = buffers_[i].reserve(plain_desc(x.src[i]->shape).get_size());
+      standins_[i].shape = x.src[i]->shape;
+      dequantizers_[i].run(*ctx_, *x.src[i], scales_[i], standins_[i].data, plain_desc(x.src[i]->shape));
+      now[i] = &standins_[i];
+    }
+    OpContext y = x;
+    y.src = now;
+    inner_->forward(y);
+  }
+
+  BackwardReads backward_reads() const override { return {false, false}; }
+  void backward(const OpContext&) override { throw std::logic_error("dnnl int8: layers are inference only"); }
+
+ private:
+  ContextPtr ctx_;
+  std::unique_ptr<Op> inner_;
+  std::vector<Tensor> standins_;
+  std::vector<float> scales_;
+  std::vector<Dequantizer> dequantizers_;
+  std::vector<Buffer> buffers_;
 };
 
 // Symmetric per-output-channel s8 weights: scale[o] = max |w[o]| / 127, q = round(w / scale).
@@ -85,7 +179,7 @@ primitive_attr layer_attr(const Int8Layer& l, float src_scale, const std::vector
   if (l.sum) ops.append_sum(1.0f);
   if (l.relu) compat::append_relu(ops);
   attr.set_post_ops(ops);
-  compat::set_int8_scales(attr, src_scale, weight_scales);
+  compat::set_int8_scales(attr, src_scale, weight_scales, l.out ? l.out->scale : 0.0f);
   return attr;
 }
 
@@ -123,6 +217,7 @@ class Int8Op final : public Op {
     if (l_.bias) args[DNNL_ARG_BIAS] = b_m_.bind(bias_.data());
     compat::int8_scale_arg(args, ctx_->engine, DNNL_ARG_SRC, &q_.scale, 1);
     compat::int8_scale_arg(args, ctx_->engine, DNNL_ARG_WEIGHTS, w_scales_.data(), oc_);
+    if (l_.out) compat::int8_scale_arg(args, ctx_->engine, DNNL_ARG_DST, &l_.out->scale, 1);
     execute(*ctx_, prim_, args);
   }
 
@@ -185,12 +280,68 @@ class Int8Op final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_int8_layer(const ContextPtr& c, Int8Layer layer, Tensor& dst) {
+namespace {
+
+// The layer's op as asked (dst FP32 or quantized), or nullptr where oneDNN's kernel for it is its
+// reference implementation.
+std::unique_ptr<Op> make_checked(const ContextPtr& c, Int8Layer layer, Tensor& dst) {
   auto op = std::make_unique<Int8Op>(c, std::move(layer));
   if (is_reference_impl(op->pd())) return nullptr;
   const memory::desc d = op->pd().dst_desc();
   dst.layout = compat::dims_of(d).size() == 4 ? make_layout(d, dst.shape) : nullptr;  // {n, o}: plain
   return op;
+}
+
+}  // namespace
+
+std::unique_ptr<Op> make_int8_layer(const ContextPtr& c, Int8Layer layer, Tensor& dst) {
+  if (layer.out) {  // quantized for the reader where oneDNN has that kernel, else FP32
+    if (layer.sum || compat::dims_of(layer.dst).size() != 4)
+      throw std::logic_error("dnnl int8: layer '" + layer.name + "' cannot write int8 (a sum, or not 4-D)");
+    Int8Layer q = layer;
+    q.dst = memory::desc(compat::dims_of(layer.dst), layer.out->type, tag::any);
+    std::unique_ptr<Op> op;
+    try {
+      op = make_checked(c, std::move(q), dst);
+    } catch (const dnnl::error&) {
+      op = nullptr;
+    }
+    if (op) {
+      if (!dst.layout) throw std::logic_error("dnnl int8: layer '" + layer.name + "' wrote int8 without a layout");
+      c->quantized[dst.layout.get()] = {dst.layout, layer.out->scale};
+      return op;
+    }
+    layer.out.reset();
+  }
+  return make_checked(c, std::move(layer), dst);
+}
+
+std::optional<ActivationQuantization> quantization_for(const Context& c, const Node* reader) {
+  if (!c.int8 || !c.ranges || !reader) return std::nullopt;
+  if (reader->kind != OpKind::Conv && reader->kind != OpKind::FullyConnected) return std::nullopt;
+  const auto it = c.ranges->find(reader->name);
+  if (it == c.ranges->end() || it->second.empty()) return std::nullopt;
+  return activation_quantization(it->second);
+}
+
+float quantized_scale(const Context& c, const Tensor& t) {
+  if (!t.layout) return 0.0f;
+  const auto it = c.quantized.find(t.layout.get());
+  return it == c.quantized.end() ? 0.0f : it->second.second;
+}
+
+std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
+                                     const std::function<std::unique_ptr<Op>(Inputs)>& make) {
+  const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
+  if (!any) return make(src);
+  return std::make_unique<Fp32InputsOp>(c, src, make);
+}
+
+void dequantize_plain(const ContextPtr& c, const Tensor& t, float* host_nchw) {
+  const float scale = quantized_scale(*c, t);
+  if (scale == 0.0f) throw std::logic_error("dnnl int8: dequantize_plain of a tensor not stored quantized");
+  Dequantizer d;
+  d.run(*c, t, scale, host_nchw, plain_desc(t.shape));
 }
 
 std::string int8_kernel_text() {

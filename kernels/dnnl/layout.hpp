@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kernels/dnnl/compat.hpp"
@@ -38,10 +39,13 @@ struct Context {
   memory::data_type compute = memory::data_type::f32;
   // int8 inference (kernels/dnnl/int8.hpp): convolutions and inner products on quantized inputs,
   // with the calibrated input ranges of every such layer; the layers oneDNN has no optimized int8
-  // kernel for run in FP32 and are listed.
+  // kernel for run in FP32 and are listed. A convolution whose only reader is such a layer writes
+  // its output already quantized for it (u8 or s8): `quantized` holds the scale of every tensor
+  // stored so, by its layout (kept alive here, so that no other layout takes its address).
   bool int8 = false;
   std::shared_ptr<const ActivationRanges> ranges;
   std::vector<std::string> fp32_in_int8;
+  std::unordered_map<const void*, std::pair<std::shared_ptr<const void>, float>> quantized;
 };
 using ContextPtr = std::shared_ptr<Context>;
 

@@ -410,6 +410,13 @@ std::pair<int, int> Network::residual_of(int id, int last) const {
   return {add, shortcut};
 }
 
+// Inference: the only node that reads node `last`'s output (Epilogue::reader), or nullptr.
+const Node* Network::sole_reader(int last) const {
+  if (options_.mode != Mode::Infer) return nullptr;
+  const std::vector<int> users = graph_.consumers(last);
+  return users.size() == 1 ? &graph_.node(users[0]) : nullptr;
+}
+
 std::unique_ptr<Op> Network::make_fused(int id) {
   Impl& s = *impl_;
   const auto i = static_cast<std::size_t>(id);
@@ -426,9 +433,11 @@ std::unique_ptr<Op> Network::make_fused(int id) {
   Epilogue e;
   e.batch_norm = bn ? &graph_.node(bn) : nullptr;
   e.relu = relu != 0;
+  e.reader = sole_reader(relu ? relu : bn ? bn : id);
   op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   if (!op && bn && relu) {  // the backend may fold the batch norm only
     e.relu = false;
+    e.reader = sole_reader(bn);
     op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   }
   if (op) record_fused(id, bn, 0, e.relu ? relu : 0);
