@@ -394,8 +394,7 @@ std::unique_ptr<Op> make_conv(const ContextPtr& c, const Node& node, Inputs src,
     std::unique_ptr<Op> op = make_int8_conv(c, node, src, dst, e);
     // A declined residual: the executor adds separately and asks again without it.
     if (op || e.add) return op;
-    c->fp32_in_int8.push_back(node.name);  // no optimized int8 kernel for this layer
-    return with_fp32_inputs(c, src, [&](Inputs fp32) -> std::unique_ptr<Op> {
+    return make_fp32_fallback(c, node, src, [&](Inputs fp32) -> std::unique_ptr<Op> {
       return std::make_unique<ConvOp>(c, node, *fp32[0], nullptr, mode, dst, e);
     });
   }

@@ -186,8 +186,7 @@ std::unique_ptr<Op> make_inner_product(const ContextPtr& c, const Node& node, In
                                        Tensor& dst, bool relu) {
   if (c->int8 && mode == Mode::Infer) {
     if (std::unique_ptr<Op> op = make_int8_inner_product(c, node, *src[0], dst, relu)) return op;
-    c->fp32_in_int8.push_back(node.name);  // no optimized int8 kernel for this layer
-    return with_fp32_inputs(c, src, [&](Inputs fp32) -> std::unique_ptr<Op> {
+    return make_fp32_fallback(c, node, src, [&](Inputs fp32) -> std::unique_ptr<Op> {
       return std::make_unique<InnerProductOp>(c, node, *fp32[0], mode, dst, relu);
     });
   }

@@ -330,9 +330,10 @@ float quantized_scale(const Context& c, const Tensor& t) {
   return it == c.quantized.end() ? 0.0f : it->second.second;
 }
 
-std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
-                                     const std::function<std::unique_ptr<Op>(Inputs)>& make) {
+std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
+                                       const std::function<std::unique_ptr<Op>(Inputs)>& make) {
   const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
+  c->fp32_in_int8.push_back(any ? node.name + " (on its input rounded to int8)" : node.name);
   if (!any) return make(src);
   return std::make_unique<Fp32InputsOp>(c, src, make);
 }

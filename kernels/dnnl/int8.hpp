@@ -60,11 +60,13 @@ std::optional<ActivationQuantization> quantization_for(const Context& c, const N
 // The scale of a tensor stored quantized (Context::quantized), or 0 for an FP32 tensor.
 float quantized_scale(const Context& c, const Tensor& t);
 
-// An FP32 op for a layer whose input may arrive quantized: made by `make` on FP32 stand-ins for
-// the quantized inputs, each dequantized into a buffer of its own before every forward. Returns
-// make(src) itself when no input is quantized.
-std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
-                                     const std::function<std::unique_ptr<Op>(Inputs)>& make);
+// The FP32 op of an int8 layer oneDNN has no optimized int8 kernel for, listed in
+// Context::fp32_in_int8. Where an input arrives quantized (its producer chose that before this
+// layer was made) the op is made by `make` on FP32 stand-ins for those inputs, each dequantized
+// into a buffer of its own before every forward, and the list says that the layer's input was
+// rounded to int8; else it is make(src) itself.
+std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
+                                       const std::function<std::unique_ptr<Op>(Inputs)>& make);
 
 // The FP32 values of a tensor stored quantized, in plain NCHW (read_plain).
 void dequantize_plain(const ContextPtr& c, const Tensor& t, float* host_nchw);

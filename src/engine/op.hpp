@@ -27,8 +27,8 @@ struct Epilogue {
   bool relu = false;  // then max(., 0): the ReLU that is the last node's only consumer
   // Inference only: the one node that reads the op's output (the last fused node's only consumer),
   // or nullptr. A backend may store the output in the form that node reads (the dnnl backend in
-  // int8: already quantized for that node's int8 kernel), provided it reads the tensor itself back
-  // as FP32 wherever else it is asked for (read_plain).
+  // int8: already quantized for that node's int8 kernel), provided it reads and writes the tensor
+  // as FP32 wherever else it is asked to (read_plain).
   const Node* reader = nullptr;
 };
 
