@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/errors.hpp"
@@ -169,9 +170,11 @@ INSTANTIATE_TEST_SUITE_P(
 // prefix run alone and unfused gives x and y in FP32, and the expected output is computed in
 // double from them: relu(conv(y, w') + b' + x) with w'[o] = w[o] s[o], b'[o] = shift[o] - mean[o]
 // s[o], s = scale / sqrt(var + eps). The bound is the single layer's for the folded weights and
-// their own steps, plus what saturating y at the calibrated range's top loses; the add and the
-// ReLU (1-Lipschitz) add no error. Batch-norm parameters and statistics are set away from 1 and 0,
-// so that a fold done wrongly shows.
+// their own steps, plus what saturating y at the calibrated range's top loses; x, which the
+// convolution ca and the sum read, is stored in u8 (half a step of its range), and so is the sum
+// over x's bytes (half a step of its own range, and what saturating at its top loses); the add
+// and the ReLU (1-Lipschitz) add no error. Batch-norm parameters and statistics are set away from
+// 1 and 0, so that a fold done wrongly shows.
 TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
   const int C = 16, H = 8, W = 8, batch = 2;
@@ -237,6 +240,8 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   const ValueRange r = ranges.at("conv");
   ASSERT_GE(r.min, 0.0f) << "the input after a ReLU quantizes as u8";
   const double sx = r.max / 255.0;
+  const double stored = (ranges.at(output_range_key("x")).max + ranges.at(output_range_key("out")).max) / 255.0 / 2;
+  const double out_max = ranges.at(output_range_key("out")).max;
   double worst = 0, scale = 0;
   for (int o = 0; o < C; ++o) {
     const double so = bn_p[o] / std::sqrt(static_cast<double>(var[o]) + b.attr.eps);
@@ -248,7 +253,7 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
       for (int oy = 0; oy < H; ++oy)
         for (int ox = 0; ox < W; ++ox) {
           const std::size_t i = ((static_cast<std::size_t>(n) * C + o) * H + oy) * W + ox;
-          double sum = bias + xs[i], bound = 0, magnitude = std::fabs(sum);
+          double sum = bias + xs[i], bound = stored, magnitude = std::fabs(sum);
           for (int ci = 0; ci < C; ++ci)
             for (int ky = 0; ky < 3; ++ky)
               for (int kx = 0; kx < 3; ++kx) {
@@ -263,12 +268,64 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
           const double want = std::max(0.0, sum), err = std::fabs(got[i] - want);
           worst = std::max(worst, err);
           scale = std::max(scale, want);
+          bound += std::max(0.0, want - out_max);  // the sum saturates at its range's top
           ASSERT_LE(err, bound + 1e-5 * magnitude)
               << "output (" << n << "," << o << "," << oy << "," << ox << ") int8 " << got[i] << " expected " << want;
         }
   }
   std::printf("  conv+bn+add+relu: worst |int8 - exact| %.3g of max|exact|\n", worst / scale);
   EXPECT_GT(worst, 1e-4 * scale) << "no int8 rounding visible: did it compute in fp32?";
+}
+
+// A graph's forward in fp32, in int8 with epilogue fusion (the tensors between layers may be
+// int8) and in int8 unfused (every layer writes fp32), on the same parameters, with every tensor
+// readable afterwards. The backends outlive the networks (members go in reverse order).
+struct Int8Runs {
+  ActivationRanges ranges;
+  std::unique_ptr<Backend> fp32, fused_backend, apart_backend;
+  std::unique_ptr<Network> ref, chained, apart;
+};
+
+// On Gaussian input; every layer runs in int8 (no exceptions).
+Int8Runs run_three_ways(const Graph& g, int batch) {
+  const std::vector<float> input = make_input(g.input_shape(), batch, false);
+  Int8Runs r;
+  r.fp32 = fp32_backend("dnnl");
+  r.ranges = calibrate_on(*r.fp32, g, input, batch);
+  Network init(*r.fp32, g, infer_options(batch));
+  const std::vector<float> p = init.get_params(), buffers = init.get_buffers();
+  auto forward = [&](Backend& be, bool fuse) {
+    NetworkOptions o = infer_options(batch, fuse);
+    o.memory_plan = false;  // every tensor readable after the forward pass
+    auto net = std::make_unique<Network>(be, g, o);
+    net->set_params(p);
+    net->set_buffers(buffers);
+    net->set_input(input.data(), nullptr);
+    net->forward();
+    be.synchronize();
+    return net;
+  };
+  r.fused_backend = int8_backend(r.ranges);
+  r.apart_backend = int8_backend(r.ranges);
+  r.ref = forward(*r.fp32, true);
+  r.chained = forward(*r.fused_backend, true);
+  r.apart = forward(*r.apart_backend, false);
+  EXPECT_EQ(r.fused_backend->precision_exceptions(), "");
+  return r;
+}
+
+// The network output's largest gaps, fused int8 against unfused int8 and against fp32, as
+// fractions of fp32's largest magnitude.
+std::pair<double, double> output_gaps(const Int8Runs& r, const Graph& g) {
+  const std::vector<float> out = r.chained->read_output(g.output()), apart = r.apart->read_output(g.output()),
+                           ref = r.ref->read_output(g.output());
+  const double scale = largest(ref, 0, ref.size());
+  double from_apart = 0, from_ref = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    from_apart = std::max(from_apart, static_cast<double>(std::fabs(out[i] - apart[i])));
+    from_ref = std::max(from_ref, static_cast<double>(std::fabs(out[i] - ref[i])));
+  }
+  return {from_apart / scale, from_ref / scale};
 }
 
 // Layers in a chain pass int8 between them: a convolution whose only reader is another int8 layer
@@ -308,27 +365,9 @@ TEST_P(Int8Chain, LayersPassInt8BetweenThem) {
     between = {{a, "fc"}};
   }
   g.finalize();
-  const std::vector<float> input = make_input(g.input_shape(), batch, false);
-  auto fp32 = fp32_backend("dnnl");
-  const ActivationRanges ranges = calibrate_on(*fp32, g, input, batch);
-  Network init(*fp32, g, infer_options(batch));
-  const std::vector<float> p = init.get_params(), buffers = init.get_buffers();
-
-  auto forward = [&](Backend& be, bool fuse) {
-    NetworkOptions o = infer_options(batch, fuse);
-    o.memory_plan = false;  // every tensor readable after the forward pass
-    auto net = std::make_unique<Network>(be, g, o);
-    net->set_params(p);
-    net->set_buffers(buffers);
-    net->set_input(input.data(), nullptr);
-    net->forward();
-    be.synchronize();
-    return net;
-  };
-  auto q = int8_backend(ranges);
-  auto q_apart = int8_backend(ranges);
-  const auto ref = forward(*fp32, true), chained = forward(*q, true), apart = forward(*q_apart, false);
-  EXPECT_EQ(q->precision_exceptions(), "");
+  const Int8Runs runs = run_three_ways(g, batch);
+  const ActivationRanges& ranges = runs.ranges;
+  const auto &ref = runs.ref, &chained = runs.chained, &apart = runs.apart;
   ASSERT_EQ(chained->fused_relus().size() + chained->folded_batch_norms().size(), between.size())
       << "the node after each layer was not computed in it";
 
@@ -360,18 +399,11 @@ TEST_P(Int8Chain, LayersPassInt8BetweenThem) {
     EXPECT_GT(worst, step / 100) << "tensor before " << reader << ": no quantization visible";
   }
   // The output: the same int8 arithmetic but for rounding ties, and close to fp32.
-  const std::vector<float> out = chained->read_output(g.output()), out_apart = apart->read_output(g.output()),
-                           out_ref = ref->read_output(g.output());
-  const double scale = largest(out_ref, 0, out_ref.size());
-  double from_apart = 0, from_ref = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    from_apart = std::max(from_apart, static_cast<double>(std::fabs(out[i] - out_apart[i])));
-    from_ref = std::max(from_ref, static_cast<double>(std::fabs(out[i] - out_ref[i])));
-  }
+  const auto [from_apart, from_ref] = output_gaps(runs, g);
   std::printf("  %s: int8 between layers, |chained - apart| %.3g, |chained - fp32| %.3g of max|fp32|\n", k.name,
-              from_apart / scale, from_ref / scale);
-  EXPECT_LE(from_apart, 0.01 * scale);
-  EXPECT_LE(from_ref, 0.05 * scale);
+              from_apart, from_ref);
+  EXPECT_LE(from_apart, 0.01);
+  EXPECT_LE(from_ref, 0.05);
 }
 
 INSTANTIATE_TEST_SUITE_P(Chains, Int8Chain,
@@ -379,6 +411,78 @@ INSTANTIATE_TEST_SUITE_P(Chains, Int8Chain,
                                            ChainCase{"batch_norm_conv_s8", ChainCase::BatchNormConv},
                                            ChainCase{"relu_fc", ChainCase::ReluFc}),
                          [](const ::testing::TestParamInfo<ChainCase>& i) { return std::string(i.param.name); });
+
+// Residual blocks in int8 from end to end: a block's output, read by the next block's convolutions
+// and its residual sum, is stored quantized at the scale of its calibrated range; the residual
+// convolution reads its shortcut so and writes its sum so, in the shortcut's bytes (an identity
+// block: u8 onto u8; a downsampling block: u8 onto the s8 of the other branch's folded batch
+// norm). Every buffer but the input's and the head's then takes a byte an element. A block's
+// output reads back within half a step of its own scale, plus half a step of the shortcut's
+// (which the unfused int8 network adds in FP32), of the unfused int8 network's; ties aside.
+TEST(Int8Residual, BlocksPassInt8ThroughTheirSums) {
+  if (!have_dnnl()) GTEST_SKIP() << "this build has no dnnl backend";
+  const int C = 16, H = 8, W = 8, batch = 2;
+  Graph g({1, C, H, W});
+  auto conv_bn = [&](int x, int out, int k, int stride, const std::string& name) {
+    return g.batch_norm(g.conv(x, out, k, stride, k / 2, false, name), name + ".bn");
+  };
+  const int x0 = g.relu(conv_bn(g.input(), C, 3, 1, "stem"), "stem.relu");
+  int y = g.relu(conv_bn(x0, C, 3, 1, "b1.conv1"), "b1.relu1");
+  y = conv_bn(y, C, 3, 1, "b1.conv2");
+  const int x1 = g.relu(g.add(y, x0, "b1.add"), "b1.relu2");
+  y = g.relu(conv_bn(x1, 2 * C, 3, 1, "b2.conv1"), "b2.relu1");
+  const int y2 = conv_bn(y, 2 * C, 3, 2, "b2.conv2");
+  const int down = conv_bn(x1, 2 * C, 1, 2, "b2.downsample");
+  const int x2 = g.relu(g.add(y2, down, "b2.add"), "b2.relu2");
+  g.fully_connected(g.global_avg_pool(x2, "pool"), 10, true, "fc");
+  g.finalize();
+  const Int8Runs runs = run_three_ways(g, batch);
+  const ActivationRanges& ranges = runs.ranges;
+  const auto &ref = runs.ref, &chained = runs.chained, &apart = runs.apart;
+  ASSERT_EQ(chained->fused_adds().size(), 2u) << "a residual sum was not fused into its convolution";
+
+  // Bytes: the buffers of x0 (then x1 over it), b1.relu1, b2.relu1 and b2.conv2's (then x2 over it).
+  const std::size_t full = static_cast<std::size_t>(batch) * C * H * W, half = full / 2;
+  const std::size_t int8_elements = 2 * full + 2 * half;
+  const std::size_t f32_bytes = ref->activation_memory().unplanned_bytes,
+                    int8_bytes = chained->activation_memory().unplanned_bytes;
+  EXPECT_LE(int8_bytes + 3 * int8_elements - 4 * 256, f32_bytes)
+      << "the blocks' tensors are not stored as int8 (" << int8_bytes << " bytes against fp32's " << f32_bytes << ")";
+
+  auto step = [&](int node) {
+    const ValueRange r = ranges.at(output_range_key(g.node(node).name));
+    return r.abs_max() / (r.min >= 0.0f ? 255.0 : 127.0);
+  };
+  for (const int node : {x1, x2}) {
+    const std::string name = g.node(node).name;
+    const std::vector<float> got = chained->read_output(node), want = apart->read_output(node);
+    // Stored at the scale of its own range: every value a whole number of steps.
+    const double own = step(node);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i] / own, std::nearbyint(got[i] / own), 1e-3) << name << " element " << i << ": " << got[i];
+    double worst = 0;
+    std::size_t beyond = 0;
+    const double allowed = own / 2 + step(node == x1 ? x0 : y2) / 2;  // its own and its shortcut's
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double err = std::fabs(got[i] - want[i]);
+      worst = std::max(worst, err);
+      beyond += err > allowed + 1e-6 * std::fabs(want[i]);
+    }
+    std::printf("  %s: |int8 sums - unfused| %.3g, half a step of it and its shortcut %.3g\n", name.c_str(), worst,
+                allowed);
+    EXPECT_GT(worst, own / 100) << name << ": no quantization visible";
+    // x1's inputs are the same integers in both networks; x2's convolutions read x1, which the
+    // two round apart, so there the sums may differ by more (bounded by the output check below).
+    if (node == x1) {
+      EXPECT_LE(beyond, got.size() / 100) << name << ": elements beyond half a step of each scale";
+    }
+  }
+  const auto [from_apart, from_ref] = output_gaps(runs, g);
+  std::printf("  output: |int8 sums - unfused int8| %.3g, |int8 sums - fp32| %.3g of max|fp32|\n", from_apart,
+              from_ref);
+  EXPECT_LE(from_apart, 0.02);
+  EXPECT_LE(from_ref, 0.05);
+}
 
 // Whole models: batch norms folded, residual adds and ReLUs fused into int8 convolutions. Each
 // layer adds about 2^-8 of its output's magnitude in rounding; over a model's depth the logits
@@ -432,10 +536,13 @@ TEST(Int8Settings, RefusedWithoutCalibrationOrSupport) {
 }
 
 // The calibration pass records each conv/fc input's exact range.
+// and the range of every output that a conv, fc or Add reads, and of every residual sum (an Add,
+// the ReLU after one), under output_range_key.
 TEST(Calibration, RangesOfEveryLayerInput) {
   Graph g({1, 2, 4, 4});
   const int c1 = g.conv(g.input(), 3, 3, 1, 1, true, "c1");
-  g.fully_connected(g.relu(c1), 5, true, "fc");
+  const int r = g.relu(c1, "r");
+  g.fully_connected(g.add(r, c1, "s"), 5, true, "fc");
   g.finalize();
   auto be = fp32_backend("reference");
   Network net(*be, g, calibration_options(2, 1));
@@ -444,12 +551,21 @@ TEST(Calibration, RangesOfEveryLayerInput) {
     a[i] = static_cast<float>(i) * 0.1f - 1.0f;  // -1 .. 5.3
     b[i] = static_cast<float>(i) * -0.2f;          // -12.6 .. 0
   }
-  const ActivationRanges r = calibrate(net, 2, [&](Network& n, int k) { n.set_input((k ? b : a).data(), nullptr); });
-  ASSERT_EQ(r.size(), 2u);
-  EXPECT_FLOAT_EQ(r.at("c1").min, -12.6f);
-  EXPECT_FLOAT_EQ(r.at("c1").max, 5.3f);
-  EXPECT_GE(r.at("fc").min, 0.0f);  // after the ReLU
-  EXPECT_GT(r.at("fc").max, 0.0f);
+  const ActivationRanges got = calibrate(net, 2, [&](Network& n, int k) { n.set_input((k ? b : a).data(), nullptr); });
+  ASSERT_EQ(got.size(), 6u);  // c1, fc; the outputs of the input, c1, r and s
+  EXPECT_FLOAT_EQ(got.at("c1").min, -12.6f);
+  EXPECT_FLOAT_EQ(got.at("c1").max, 5.3f);
+  const std::string in = output_range_key(g.node(g.input()).name);
+  EXPECT_FLOAT_EQ(got.at(in).min, -12.6f);
+  EXPECT_FLOAT_EQ(got.at(in).max, 5.3f);
+  const ValueRange conv = got.at(output_range_key("c1")), relu = got.at(output_range_key("r")),
+                   sum = got.at(output_range_key("s"));
+  EXPECT_LT(conv.min, 0.0f);
+  EXPECT_FLOAT_EQ(relu.min, 0.0f);  // after the ReLU
+  EXPECT_FLOAT_EQ(relu.max, conv.max);
+  EXPECT_FLOAT_EQ(sum.max, 2 * conv.max);
+  EXPECT_FLOAT_EQ(got.at("fc").min, sum.min);
+  EXPECT_FLOAT_EQ(got.at("fc").max, sum.max);
 }
 
 }  // namespace

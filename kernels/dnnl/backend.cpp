@@ -96,36 +96,14 @@ class DnnlBackend final : public CpuBackend {
 
   std::unique_ptr<Op> make_op(const Node& node, std::span<const Tensor* const> src, Mode mode,
                               Tensor& dst) override {
-    switch (node.kind) {
-      case OpKind::Conv: return make_conv(ctx_, node, src, mode, dst);
-      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst);
-      case OpKind::Relu:
-      case OpKind::Tanh: return make_eltwise(ctx_, node, src, mode, dst);
-      case OpKind::MaxPool:
-      case OpKind::AvgPool:
-      case OpKind::GlobalAvgPool: return make_pooling(ctx_, node, src, mode, dst);
-      case OpKind::Lrn: return make_lrn(ctx_, node, src, mode, dst);
-      case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst);
-      case OpKind::Add: return make_add(ctx_, node, src, mode, dst);
-      case OpKind::Flatten: return make_flatten(ctx_, node, src, mode, dst);
-      case OpKind::Dropout: return make_dropout(ctx_, node, src, mode, dst);
-      case OpKind::SoftmaxCrossEntropy: return make_softmax_xent(ctx_, node, src, mode, dst);
-      case OpKind::Input: break;
-    }
-    throw std::runtime_error("dnnl backend: no operator for node '" + node.name + "' (" +
-                             op_kind_name(node.kind) + ")");
+    if (!reads_int8(node)) return make_layer_op(node, src, mode, dst);
+    return with_fp32_inputs(ctx_, src, [&](Inputs fp32) { return make_layer_op(node, fp32, mode, dst); });
   }
 
   std::unique_ptr<Op> make_fused_op(const Node& node, const Epilogue& e, std::span<const Tensor* const> src,
                                     Mode mode, Tensor& dst) override {
-    if (node.kind == OpKind::Conv) return make_conv(ctx_, node, src, mode, dst, e);
-    if (e.batch_norm || e.add || !e.relu) return nullptr;
-    switch (node.kind) {
-      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst, true);
-      case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst, true);
-      case OpKind::Add: return make_add(ctx_, node, src, mode, dst, true);
-      default: return nullptr;
-    }
+    if (!reads_int8(node)) return make_fused_layer_op(node, e, src, mode, dst);
+    return with_fp32_inputs(ctx_, src, [&](Inputs fp32) { return make_fused_layer_op(node, e, fp32, mode, dst); });
   }
 
   void synchronize() override { ctx_->stream.wait(); }
@@ -155,14 +133,53 @@ class DnnlBackend final : public CpuBackend {
     }
     if (ctx_->int8) {
       v.push_back({"oneDNN_int8", "convolutions and inner products: u8/s8 inputs (per-tensor scales from calibration), "
-                                  "s8 weights (per output channel), int32 accumulation; a convolution whose only "
-                                  "reader is another int8 layer writes that layer's u8/s8 input, else fp32 output"});
+                                  "s8 weights (per output channel), int32 accumulation; a convolution whose readers "
+                                  "all take int8 (int8 layers, residual sums) writes its output in u8/s8 at its "
+                                  "calibrated scale, a residual sum onto such an output too, else fp32 output"});
       v.push_back({"oneDNN_int8_kernel", int8_kernel_text()});
     }
     return v;
   }
 
  private:
+  // int8: a node other than a convolution or fully connected layer reads a quantized input
+  // through an FP32 copy (int8.hpp: with_fp32_inputs); those two take it as it is.
+  bool reads_int8(const Node& node) const {
+    return ctx_->int8 && node.kind != OpKind::Conv && node.kind != OpKind::FullyConnected;
+  }
+
+  std::unique_ptr<Op> make_layer_op(const Node& node, Inputs src, Mode mode, Tensor& dst) {
+    switch (node.kind) {
+      case OpKind::Conv: return make_conv(ctx_, node, src, mode, dst);
+      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst);
+      case OpKind::Relu:
+      case OpKind::Tanh: return make_eltwise(ctx_, node, src, mode, dst);
+      case OpKind::MaxPool:
+      case OpKind::AvgPool:
+      case OpKind::GlobalAvgPool: return make_pooling(ctx_, node, src, mode, dst);
+      case OpKind::Lrn: return make_lrn(ctx_, node, src, mode, dst);
+      case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst);
+      case OpKind::Add: return make_add(ctx_, node, src, mode, dst);
+      case OpKind::Flatten: return make_flatten(ctx_, node, src, mode, dst);
+      case OpKind::Dropout: return make_dropout(ctx_, node, src, mode, dst);
+      case OpKind::SoftmaxCrossEntropy: return make_softmax_xent(ctx_, node, src, mode, dst);
+      case OpKind::Input: break;
+    }
+    throw std::runtime_error("dnnl backend: no operator for node '" + node.name + "' (" +
+                             op_kind_name(node.kind) + ")");
+  }
+
+  std::unique_ptr<Op> make_fused_layer_op(const Node& node, const Epilogue& e, Inputs src, Mode mode, Tensor& dst) {
+    if (node.kind == OpKind::Conv) return make_conv(ctx_, node, src, mode, dst, e);
+    if (e.batch_norm || e.add || !e.relu) return nullptr;
+    switch (node.kind) {
+      case OpKind::BatchNorm: return make_batch_norm(ctx_, node, src, mode, dst, true);
+      case OpKind::FullyConnected: return make_inner_product(ctx_, node, src, mode, dst, true);
+      case OpKind::Add: return make_add(ctx_, node, src, mode, dst, true);
+      default: return nullptr;
+    }
+  }
+
   ContextPtr ctx_;
   Copier copier_;
   Buffer scratch_;

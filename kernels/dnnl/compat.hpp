@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -269,6 +270,32 @@ inline void set_int8_scales(primitive_attr& a, float src, const std::vector<floa
   std::vector<float> out(weights.size());
   for (std::size_t o = 0; o < weights.size(); ++o) out[o] = dst > 0.0f ? src * weights[o] / dst : src * weights[o];
   a.set_output_scales(1 << 1, out);
+#endif
+}
+
+// The sum post-op of an int8 residual: dst = result + shortcut, the shortcut stored as integers of
+// `type` at scale `shortcut`, dst as integers at scale `dst`. 2.x adds the stored integer scaled
+// into dst's units (shortcut / dst); 3.x adds shortcut * integer to the result before it divides
+// the whole by dst's scale.
+inline void append_int8_sum(dnnl::post_ops& ops, float shortcut, float dst, dnnl::memory::data_type type) {
+#if DNNL_VERSION_MAJOR >= 3
+  (void)dst;
+  ops.append_sum(shortcut, 0, type);
+#else
+  ops.append_sum(shortcut / dst, type);
+#endif
+}
+
+// `d` with another data type of the same size, in the same format; nullopt where 3.x has no way
+// to state it (a format with inner blocks: 3.x builds a desc from strides only).
+inline std::optional<md> with_data_type(const md& d, dnnl::memory::data_type type) {
+#if DNNL_VERSION_MAJOR >= 3
+  if (d.get_inner_nblks() != 0) return std::nullopt;
+  return md(d.get_dims(), type, d.get_strides());
+#else
+  dnnl_memory_desc_t c = d.data;
+  c.data_type = static_cast<dnnl_data_type_t>(type);
+  return md(c);
 #endif
 }
 

@@ -38,8 +38,26 @@ primitive_attr epilogue_attr(bool sum, bool relu) {
 // plain NCHW and channels-last are the same bytes, and the convolution kernels want the latter.
 memory::desc residual_dst(const Tensor& shortcut) {
   const Shape s = shortcut.shape;
-  if (s.h == 1 && s.w == 1 && is_plain(desc_of(shortcut), s)) return memory::desc(dims_of(s), dt::f32, tag::nhwc);
-  return desc_of(shortcut);
+  const memory::desc d = desc_of(shortcut);
+  if (s.h == 1 && s.w == 1 && is_plain(d, s)) return memory::desc(dims_of(s), compat::data_type_of(d), tag::nhwc);
+  return d;
+}
+
+// An int8 residual onto a shortcut stored quantized: the sum is stored quantized too, in the
+// shortcut's bytes and format, at the scale of its own calibrated range; in u8 after a ReLU where
+// the format can say so (the sum reads the s8 shortcut as s8), else in the shortcut's type. False
+// where it cannot be (no range): the executor then adds separately.
+bool quantize_residual(const Context& c, const Tensor& shortcut, const Epilogue& e, Int8Layer& l) {
+  const std::optional<ValueRange> range = output_range(c, e.result);
+  if (!range) return false;
+  l.shortcut = stored_quantization(c, shortcut);
+  const memory::desc d = residual_dst(shortcut);
+  l.out = activation_quantization(*range);
+  const std::optional<memory::desc> own = compat::with_data_type(d, l.out->type);
+  if (!own) l.out = activation_quantization(*range, l.shortcut->type);
+  if (!l.out) return false;
+  l.dst = own ? *own : d;
+  return true;
 }
 
 // A convolution's sizes and types as oneDNN takes them: w_any the weights as the primitive reads
@@ -354,7 +372,9 @@ std::unique_ptr<Op> make_int8_conv(const ContextPtr& c, const Node& node, Inputs
   l.sum = shortcut != nullptr;
   l.relu = e.relu;
   l.batch_norm = e.batch_norm;
-  if (!shortcut) l.out = quantization_for(*c, e.reader);
+  l.in = stored_quantization(*c, *src[0]);
+  if (!shortcut) l.out = quantization_for(*c, e);
+  if (shortcut && quantized_scale(*c, *shortcut) > 0.0f && !quantize_residual(*c, *shortcut, e, l)) return nullptr;
   l.make = [c, g](const memory::desc& s, const memory::desc& w, const memory::desc& b, const memory::desc& d,
                   const primitive_attr& attr) -> dnnl::primitive_desc {
     return compat::conv_forward(c->engine, prop_kind::forward_inference, algorithm::convolution_direct, s, w, b, d,
@@ -367,7 +387,7 @@ std::unique_ptr<Op> make_int8_conv(const ContextPtr& c, const Node& node, Inputs
     return nullptr;  // no int8 primitive for this layer (with a residual: for the sum onto this format)
   }
   if (!op) return nullptr;
-  if (shortcut) out.layout = shortcut->layout;
+  if (shortcut && quantized_scale(*c, *shortcut) == 0.0f) out.layout = shortcut->layout;  // (int8: its own)
   dst = out;
   return op;
 }

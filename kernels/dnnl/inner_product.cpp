@@ -164,6 +164,7 @@ std::unique_ptr<Op> make_int8_inner_product(const ContextPtr& c, const Node& nod
   l.dst = memory::desc({in.n, outs}, dt::f32, tag::nc);
   l.bias = l.layer_bias = node.attr.bias;
   l.relu = relu;
+  l.in = stored_quantization(*c, src);
   l.make = [c](const memory::desc& s, const memory::desc& w, const memory::desc& b, const memory::desc& d,
                const primitive_attr& attr) -> dnnl::primitive_desc {
     return compat::ip_forward(c->engine, prop_kind::forward_inference, s, w, b, d, attr);

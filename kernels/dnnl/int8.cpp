@@ -17,6 +17,14 @@ ActivationQuantization activation_quantization(const ValueRange& r) {
   return {unsigned_range ? dt::u8 : dt::s8, largest > 0.0f ? largest / levels : 1.0f};
 }
 
+std::optional<ActivationQuantization> activation_quantization(const ValueRange& r, memory::data_type type) {
+  const ActivationQuantization natural = activation_quantization(r);
+  if (type == natural.type) return natural;
+  if (type != dt::s8) return std::nullopt;  // u8 for a range below zero
+  const float largest = r.abs_max();
+  return ActivationQuantization{dt::s8, largest > 0.0f ? largest / 127.0f : 1.0f};
+}
+
 namespace {
 
 using namespace dnnl;
@@ -176,7 +184,8 @@ void quantize_weights(const float* w, std::size_t oc, std::size_t per, std::int8
 primitive_attr layer_attr(const Int8Layer& l, float src_scale, const std::vector<float>& weight_scales) {
   primitive_attr attr;
   post_ops ops;
-  if (l.sum) ops.append_sum(1.0f);
+  if (l.sum && l.shortcut) compat::append_int8_sum(ops, l.shortcut->scale, l.out->scale, l.shortcut->type);
+  if (l.sum && !l.shortcut) ops.append_sum(1.0f);
   if (l.relu) compat::append_relu(ops);
   attr.set_post_ops(ops);
   compat::set_int8_scales(attr, src_scale, weight_scales, l.out ? l.out->scale : 0.0f);
@@ -186,7 +195,7 @@ primitive_attr layer_attr(const Int8Layer& l, float src_scale, const std::vector
 class Int8Op final : public Op {
  public:
   Int8Op(const ContextPtr& c, Int8Layer layer)
-      : ctx_(c), l_(std::move(layer)), q_(activation_quantization(calibrated_range(*c, l_.name))) {
+      : ctx_(c), l_(std::move(layer)), q_(l_.in ? *l_.in : activation_quantization(calibrated_range(*c, l_.name))) {
     oc_ = static_cast<std::size_t>(l_.weights.at(0));
     weight_count_ = 1;
     for (memory::dim d : l_.weights) weight_count_ *= static_cast<std::size_t>(d);
@@ -208,7 +217,8 @@ class Int8Op final : public Op {
   void forward(const OpContext& x) override {
     if (x.params_version == 0 || x.params_version != version_) set_weights(x);
     const void* src = src_in_.get(*x.src[0]);
-    // The sum post-op adds onto dst: it must hold the shortcut first (see conv.cpp).
+    // The sum post-op adds onto dst: it must hold the shortcut first (see conv.cpp), in the same
+    // bytes (an int8 shortcut under an int8 sum of another type is read as its own type).
     if (l_.sum && x.dst->data != x.src.back()->data)
       std::memcpy(x.dst->data, x.src.back()->data, pd_.dst_desc().get_size());
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_m_.bind(src)},
@@ -295,9 +305,16 @@ std::unique_ptr<Op> make_checked(const ContextPtr& c, Int8Layer layer, Tensor& d
 }  // namespace
 
 std::unique_ptr<Op> make_int8_layer(const ContextPtr& c, Int8Layer layer, Tensor& dst) {
-  if (layer.out) {  // quantized for the reader where oneDNN has that kernel, else FP32
+  if (layer.shortcut) {  // the sum goes over the shortcut's int8 bytes: quantized or not at all
+    if (!layer.out) throw std::logic_error("dnnl int8: layer '" + layer.name + "' adds onto int8 without its own scale");
+    const float scale = layer.out->scale;
+    std::unique_ptr<Op> op = make_checked(c, std::move(layer), dst);
+    if (op) c->quantized[dst.layout.get()] = {dst.layout, scale};
+    return op;
+  }
+  if (layer.out) {  // quantized for the readers where oneDNN has that kernel, else FP32
     if (layer.sum || compat::dims_of(layer.dst).size() != 4)
-      throw std::logic_error("dnnl int8: layer '" + layer.name + "' cannot write int8 (a sum, or not 4-D)");
+      throw std::logic_error("dnnl int8: layer '" + layer.name + "' cannot write int8 (a sum onto FP32, or not 4-D)");
     Int8Layer q = layer;
     q.dst = memory::desc(compat::dims_of(layer.dst), layer.out->type, tag::any);
     std::unique_ptr<Op> op;
@@ -316,12 +333,20 @@ std::unique_ptr<Op> make_int8_layer(const ContextPtr& c, Int8Layer layer, Tensor
   return make_checked(c, std::move(layer), dst);
 }
 
-std::optional<ActivationQuantization> quantization_for(const Context& c, const Node* reader) {
-  if (!c.int8 || !c.ranges || !reader) return std::nullopt;
-  if (reader->kind != OpKind::Conv && reader->kind != OpKind::FullyConnected) return std::nullopt;
-  const auto it = c.ranges->find(reader->name);
+std::optional<ValueRange> output_range(const Context& c, const Node* result) {
+  if (!c.int8 || !c.ranges || !result) return std::nullopt;
+  const auto it = c.ranges->find(output_range_key(result->name));
   if (it == c.ranges->end() || it->second.empty()) return std::nullopt;
-  return activation_quantization(it->second);
+  return it->second;
+}
+
+std::optional<ActivationQuantization> quantization_for(const Context& c, const Epilogue& e) {
+  if (e.readers.empty()) return std::nullopt;
+  for (const Node* r : e.readers)
+    if (r->kind != OpKind::Conv && r->kind != OpKind::FullyConnected && r->kind != OpKind::Add) return std::nullopt;
+  const std::optional<ValueRange> r = output_range(c, e.result);
+  if (!r) return std::nullopt;
+  return activation_quantization(*r);
 }
 
 float quantized_scale(const Context& c, const Tensor& t) {
@@ -330,12 +355,24 @@ float quantized_scale(const Context& c, const Tensor& t) {
   return it == c.quantized.end() ? 0.0f : it->second.second;
 }
 
+std::optional<ActivationQuantization> stored_quantization(const Context& c, const Tensor& t) {
+  const float scale = quantized_scale(c, t);
+  if (scale == 0.0f) return std::nullopt;
+  return ActivationQuantization{compat::data_type_of(desc_of(t)), scale};
+}
+
+std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
+                                     const std::function<std::unique_ptr<Op>(Inputs)>& make) {
+  const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
+  if (!any) return make(src);
+  return std::make_unique<Fp32InputsOp>(c, src, make);
+}
+
 std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
                                        const std::function<std::unique_ptr<Op>(Inputs)>& make) {
   const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
   c->fp32_in_int8.push_back(any ? node.name + " (on its input rounded to int8)" : node.name);
-  if (!any) return make(src);
-  return std::make_unique<Fp32InputsOp>(c, src, make);
+  return with_fp32_inputs(c, src, make);
 }
 
 void dequantize_plain(const ContextPtr& c, const Tensor& t, float* host_nchw) {

@@ -4,11 +4,12 @@
 // never goes below zero (after a ReLU), s8 else, scale = largest magnitude / 255 or 127. Its
 // weights (a folded batch norm's included) are quantized per output channel, symmetric s8, when
 // the parameters change. The primitive accumulates in int32 and writes FP32 (dequantized, bias and
-// post-ops applied), or, for a convolution whose only reader is another int8 layer
-// (Epilogue::reader), that reader's quantized input itself: the tensor between them is u8 or s8,
-// a quarter of the bytes, and the reader reads it as it is. Such a tensor's scale is in
-// Context::quantized; whatever else reads it (the backend's read_plain, a reader that fell back to
-// FP32) dequantizes it first.
+// post-ops applied), or, where every reader of its output takes int8 (Epilogue::readers: int8
+// convolutions and fully connected layers, residual sums), that output quantized at the scale of
+// its own calibrated range: the tensor between them is u8 or s8, a quarter of the bytes, and the
+// readers read it as it is. A residual convolution adds onto a shortcut stored so and writes its
+// sum so too, in the shortcut's bytes. Such a tensor's scale is in Context::quantized; whatever
+// else reads it (the backend's read_plain, a layer that runs in FP32) dequantizes it first.
 #pragma once
 
 #include <functional>
@@ -27,6 +28,8 @@ struct ActivationQuantization {
   float scale;             // value = scale * integer
 };
 ActivationQuantization activation_quantization(const ValueRange& r);
+// The same in a given type (u8 only for a range that never goes below zero), or nullopt.
+std::optional<ActivationQuantization> activation_quantization(const ValueRange& r, memory::data_type type);
 
 // What differs between a convolution and an inner product: the primitive descriptor made from
 // the given descs and attributes, and what the layer adds.
@@ -40,7 +43,9 @@ struct Int8Layer {
   bool layer_bias = false;  // the layer's own bias in its parameters (after the weights)
   bool sum = false, relu = false;
   const Node* batch_norm = nullptr;  // folded in (OpContext::bn_*)
-  std::optional<ActivationQuantization> out;  // dst quantized so (for its only reader), or FP32
+  std::optional<ActivationQuantization> in;        // the input as its producer stored it, or FP32
+  std::optional<ActivationQuantization> shortcut;  // the sum's input (dst before) stored so, or FP32
+  std::optional<ActivationQuantization> out;       // dst quantized so (for its readers), or FP32
   std::function<dnnl::primitive_desc(const memory::desc& src, const memory::desc& weights,
                                      const memory::desc& bias, const memory::desc& dst,
                                      const dnnl::primitive_attr& attr)>
@@ -52,19 +57,27 @@ struct Int8Layer {
 // (a 2-D {n, o} dst is plain NCHW {n, o, 1, 1}); the caller sets dst.shape first.
 std::unique_ptr<Op> make_int8_layer(const ContextPtr& c, Int8Layer layer, Tensor& dst);
 
-// How a layer's output is stored for `reader`, the one node that reads it: quantized as that
-// reader's input when it is an int8 convolution or inner product with a calibrated range, else
-// FP32 (nullopt).
-std::optional<ActivationQuantization> quantization_for(const Context& c, const Node* reader);
+// The calibrated range of node `result`'s output (output_range_key), or nullopt.
+std::optional<ValueRange> output_range(const Context& c, const Node* result);
+
+// How an op's output is stored for its readers (Epilogue::result, readers): quantized at the scale
+// of its calibrated range where every reader is a convolution, a fully connected layer or an Add
+// (a residual sum), else FP32 (nullopt).
+std::optional<ActivationQuantization> quantization_for(const Context& c, const Epilogue& e);
 
 // The scale of a tensor stored quantized (Context::quantized), or 0 for an FP32 tensor.
 float quantized_scale(const Context& c, const Tensor& t);
+// Its type and scale, or nullopt for an FP32 tensor.
+std::optional<ActivationQuantization> stored_quantization(const Context& c, const Tensor& t);
 
-// The FP32 op of an int8 layer oneDNN has no optimized int8 kernel for, listed in
-// Context::fp32_in_int8. Where an input arrives quantized (its producer chose that before this
-// layer was made) the op is made by `make` on FP32 stand-ins for those inputs, each dequantized
-// into a buffer of its own before every forward, and the list says that the layer's input was
-// rounded to int8; else it is make(src) itself.
+// make(src), or where some input is stored quantized, an op that dequantizes those inputs into
+// FP32 buffers of its own before every forward and runs make's op on them (made on plain-NCHW FP32
+// stand-ins): what every op but the int8 layers reads such a tensor through.
+std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
+                                     const std::function<std::unique_ptr<Op>(Inputs)>& make);
+
+// The FP32 op of an int8 layer oneDNN has no optimized int8 kernel for (with_fp32_inputs), listed
+// in Context::fp32_in_int8, as taking its input rounded to int8 where that arrives quantized.
 std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
                                        const std::function<std::unique_ptr<Op>(Inputs)>& make);
 

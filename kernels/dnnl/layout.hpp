@@ -38,10 +38,11 @@ struct Context {
   // stays f32.
   memory::data_type compute = memory::data_type::f32;
   // int8 inference (kernels/dnnl/int8.hpp): convolutions and inner products on quantized inputs,
-  // with the calibrated input ranges of every such layer; the layers oneDNN has no optimized int8
-  // kernel for run in FP32 and are listed. A convolution whose only reader is such a layer writes
-  // its output already quantized for it (u8 or s8): `quantized` holds the scale of every tensor
-  // stored so, by its layout (kept alive here, so that no other layout takes its address).
+  // with the calibrated ranges (inputs, and outputs read by such layers and residual sums); the
+  // layers oneDNN has no optimized int8 kernel for run in FP32 and are listed. A convolution whose
+  // readers all take int8 writes its output quantized (u8 or s8): `quantized` holds the scale of
+  // every tensor stored so, by its layout (kept alive here, so that no other layout takes its
+  // address; a residual sum over a quantized shortcut has a layout of its own for its own scale).
   bool int8 = false;
   std::shared_ptr<const ActivationRanges> ranges;
   std::vector<std::string> fp32_in_int8;

@@ -109,9 +109,10 @@ class Backend {
   // for a Conv, BatchNorm, FullyConnected or Add followed by the ReLU that is its only consumer,
   // and in inference for a Conv followed by its BatchNorm [and ReLU], and for a Conv [-> BatchNorm]
   // whose result goes into an Add [-> ReLU] (Epilogue::add: dst is then the Add's other input's
-  // tensor, and dst.layout must come out as that tensor's layout); nullptr where this
-  // backend does not fuse that combination (the default: the executor runs the nodes one by
-  // one). The op writes only the last node's output, into dst (the shape of node's output). With
+  // tensor, whose bytes the op writes over: dst.layout must come out as that tensor's layout, or
+  // as one of the same size that the backend tells apart, such as an int8 sum at a scale of its
+  // own); nullptr where this backend does not fuse that combination (the default: the executor
+  // runs the nodes one by one). The op writes only the last node's output, into dst (the shape of node's output). With
   // a ReLU its backward gets diff_dst with respect to the ReLU's output and applies the ReLU's
   // derivative itself (dst > 0), see OpContext::diff_dst_writable.
   virtual std::unique_ptr<Op> make_fused_op(const Node& /*node*/, const Epilogue& /*e*/,

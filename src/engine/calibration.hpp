@@ -1,7 +1,8 @@
-// Post-training int8 calibration: the range of every Conv's and FullyConnected's input over a few
-// batches of an fp32 inference network that holds the model's parameters (and batch-norm
-// statistics). A backend computing in int8 (Precision::Int8) takes the ranges through
-// BackendSettings::calibration and quantizes each such input with the scale its range gives.
+// Post-training int8 calibration: over a few batches of an fp32 inference network that holds the
+// model's parameters (and batch-norm statistics), the range of every Conv's and FullyConnected's
+// input, of every output a Conv, FullyConnected or Add reads, and of every residual sum
+// (value_range.hpp). A backend computing in int8 (Precision::Int8) takes the ranges through
+// BackendSettings::calibration and quantizes with the scales they give.
 #pragma once
 
 #include <functional>
@@ -16,7 +17,7 @@ namespace hpcnn {
 NetworkOptions calibration_options(int batch, std::uint64_t seed);
 
 // Runs `batches` forwards of `net` (made with calibration_options), feed(net, k) setting batch k's
-// input first, and returns each Conv's and FullyConnected's input range over them.
+// input first, and returns the ranges over them (ActivationRanges).
 ActivationRanges calibrate(Network& net, int batches, const std::function<void(Network&, int)>& feed);
 
 }  // namespace hpcnn

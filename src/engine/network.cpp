@@ -382,7 +382,12 @@ void Network::share_storage(const PlannedBuffers& b, const Steps& steps) {
   Impl& s = *impl_;
   const std::size_t count = b.storage_of.size();
   for (std::size_t i = 1; i < count; ++i)
-    if (s.shortcut_of[i]) s.acts[i] = s.acts[static_cast<std::size_t>(b.storage_of[i])];  // same shape, layout
+    if (s.shortcut_of[i]) {  // its own layout, of the same size (Backend::make_fused_op)
+      const Tensor& shared = s.acts[static_cast<std::size_t>(b.storage_of[i])];
+      s.acts[i].data = shared.data;
+      s.acts[i].bytes = shared.bytes;
+      s.acts[i].storage = shared.storage;
+    }
   for (std::size_t i = 1; i < count; ++i)
     if (s.fused_into[i]) s.acts[i] = s.acts[static_cast<std::size_t>(s.fused_into[i])];
   if (!steps.train) return;
@@ -410,11 +415,13 @@ std::pair<int, int> Network::residual_of(int id, int last) const {
   return {add, shortcut};
 }
 
-// Inference: the only node that reads node `last`'s output (Epilogue::reader), or nullptr.
-const Node* Network::sole_reader(int last) const {
-  if (options_.mode != Mode::Infer) return nullptr;
-  const std::vector<int> users = graph_.consumers(last);
-  return users.size() == 1 ? &graph_.node(users[0]) : nullptr;
+// Inference: what node `last`'s output is and who reads it (Epilogue::result, readers).
+void Network::name_result(int last, Epilogue& e) const {
+  e.result = nullptr;
+  e.readers.clear();
+  if (options_.mode != Mode::Infer) return;
+  e.result = &graph_.node(last);
+  for (int user : graph_.consumers(last)) e.readers.push_back(&graph_.node(user));
 }
 
 std::unique_ptr<Op> Network::make_fused(int id) {
@@ -433,11 +440,11 @@ std::unique_ptr<Op> Network::make_fused(int id) {
   Epilogue e;
   e.batch_norm = bn ? &graph_.node(bn) : nullptr;
   e.relu = relu != 0;
-  e.reader = sole_reader(relu ? relu : bn ? bn : id);
+  name_result(relu ? relu : bn ? bn : id, e);
   op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   if (!op && bn && relu) {  // the backend may fold the batch norm only
     e.relu = false;
-    e.reader = sole_reader(bn);
+    name_result(bn, e);
     op = backend_.make_fused_op(graph_.node(id), e, s.src[i], options_.mode, s.acts[i]);
   }
   if (op) record_fused(id, bn, 0, e.relu ? relu : 0);
@@ -454,14 +461,16 @@ std::unique_ptr<Op> Network::make_residual(int id, int bn, int add, int shortcut
   e.batch_norm = bn ? &graph_.node(bn) : nullptr;
   e.add = &graph_.node(add);
   e.relu = relu != 0;
+  name_result(relu ? relu : add, e);
   const Tensor& target = s.acts[static_cast<std::size_t>(shortcut)];
   std::vector<const Tensor*> src = s.src[i];
   src.push_back(&target);
   std::unique_ptr<Op> op = backend_.make_fused_op(graph_.node(id), e, src, options_.mode, s.acts[i]);
   if (!op) return nullptr;
-  if (s.acts[i].layout != target.layout || !(s.acts[i].shape == target.shape))
+  // (its size is checked against the shortcut's buffer in collect_activations)
+  if (!(s.acts[i].shape == target.shape))
     throw std::logic_error("backend '" + backend_.name() + "': the residual op of node '" + graph_.node(id).name +
-                           "' does not write in its shortcut's shape and layout");
+                           "' does not write in its shortcut's shape");
   s.src[i] = std::move(src);
   s.shortcut_of[i] = shortcut;
   s.hidden[static_cast<std::size_t>(shortcut)] = true;  // its value is overwritten by the sum

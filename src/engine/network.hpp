@@ -133,7 +133,7 @@ class Network {
   struct PlannedBuffers;
   std::unique_ptr<Op> make_fused(int node);  // nullptr: nothing to fuse, or the backend does not
   std::pair<int, int> residual_of(int node, int last) const;  // {Add, shortcut} or {0, 0}
-  const Node* sole_reader(int last) const;
+  void name_result(int last, Epilogue& e) const;  // Epilogue::result and readers
   std::unique_ptr<Op> make_residual(int node, int bn, int add, int shortcut);
   void record_fused(int node, int bn, int add, int relu);
   void route_gradients();   // which tensor each backward writes, which are summed (no memory yet)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "engine/graph.hpp"
 #include "engine/tensor.hpp"
@@ -20,16 +21,19 @@ struct Epilogue {
   const Node* batch_norm = nullptr;
   // Inference only: the Add that is the last node's only consumer (a residual connection), then
   // computed as dst += that result. Its other input (the shortcut) is the op's last src entry, and
-  // the executor gives the op that input's own tensor as dst (same layout, same storage): the op
-  // adds onto the shortcut in place, which saves the Add's pass over both tensors. The executor
-  // asks only where nothing reads the shortcut after this op (network.cpp: residual_input).
+  // the executor gives the op that input's own tensor as dst (same storage; the layout the same or
+  // one of the same size, Backend::make_fused_op): the op adds onto the shortcut in place, which
+  // saves the Add's pass over both tensors. The executor asks only where nothing reads the
+  // shortcut after this op (network.cpp: residual_of).
   const Node* add = nullptr;
   bool relu = false;  // then max(., 0): the ReLU that is the last node's only consumer
-  // Inference only: the one node that reads the op's output (the last fused node's only consumer),
-  // or nullptr. A backend may store the output in the form that node reads (the dnnl backend in
-  // int8: already quantized for that node's int8 kernel), provided it reads and writes the tensor
-  // as FP32 wherever else it is asked to (read_plain).
-  const Node* reader = nullptr;
+  // Inference only: the node whose value the op's output holds (the last node it computes), and
+  // every node that reads that output. A backend may store the output in the form its readers
+  // take (the dnnl backend in int8: quantized for int8 convolutions, fully connected layers and
+  // residual sums), provided it hands the tensor over as FP32 wherever else it is read (read_plain,
+  // its other ops).
+  const Node* result = nullptr;
+  std::vector<const Node*> readers;
 };
 
 // Everything one node sees when it runs. Pointers into device memory are only for the backend.

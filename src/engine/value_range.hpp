@@ -23,7 +23,12 @@ struct ValueRange {
   }
 };
 
-// For each Conv and FullyConnected node, by node name: the range of the node's input.
+// For each Conv and FullyConnected node, by node name: the range of the node's input; and for
+// every node whose output a Conv, FullyConnected or Add reads, and every residual sum (an Add, the
+// ReLU after one), under output_range_key(its name): the range of that output (what a producer
+// stores its output quantized with, for all its readers).
 using ActivationRanges = std::map<std::string, ValueRange>;
+
+inline std::string output_range_key(const std::string& node_name) { return node_name + ":output"; }
 
 }  // namespace hpcnn
