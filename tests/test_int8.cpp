@@ -224,6 +224,9 @@ TEST(Int8Epilogue, FoldedBatchNormResidualAndReluWithinTheBound) {
   const std::vector<float> got = net.read_output(g.output());
   EXPECT_EQ(net.folded_batch_norms().size(), 1u) << "the batch norm was not folded into the convolution";
   EXPECT_EQ(net.fused_adds().size(), 1u) << "the residual add was not computed in the convolution";
+  const double out_step = ranges.at(output_range_key("out")).max / 255.0;
+  for (std::size_t i = 0; i < got.size(); ++i)  // the sum stored in u8 over x's bytes
+    ASSERT_NEAR(got[i] / out_step, std::nearbyint(got[i] / out_step), 1e-3) << "output " << i << ": " << got[i];
   EXPECT_EQ(q->precision_exceptions(), "");
   // x and y in FP32 as the int8 convolutions write them: unfused, no ReLU is part of c1 or ca, so
   // neither writes its output quantized for the convolution after it.
@@ -441,9 +444,10 @@ TEST(Int8Residual, BlocksPassInt8ThroughTheirSums) {
   const auto &ref = runs.ref, &chained = runs.chained, &apart = runs.apart;
   ASSERT_EQ(chained->fused_adds().size(), 2u) << "a residual sum was not fused into its convolution";
 
-  // Bytes: the buffers of x0 (then x1 over it), b1.relu1, b2.relu1 and b2.conv2's (then x2 over it).
-  const std::size_t full = static_cast<std::size_t>(batch) * C * H * W, half = full / 2;
-  const std::size_t int8_elements = 2 * full + 2 * half;
+  // Bytes: the buffers of x0 (then x1 over it), b1.relu1, b2.relu1 (2C channels at HxW) and
+  // b2.conv2's (2C at H/2 x W/2; then x2 over it).
+  const std::size_t full = static_cast<std::size_t>(batch) * C * H * W;
+  const std::size_t int8_elements = full + full + 2 * full + full / 2;
   const std::size_t f32_bytes = ref->activation_memory().unplanned_bytes,
                     int8_bytes = chained->activation_memory().unplanned_bytes;
   EXPECT_LE(int8_bytes + 3 * int8_elements - 4 * 256, f32_bytes)
@@ -535,9 +539,9 @@ TEST(Int8Settings, RefusedWithoutCalibrationOrSupport) {
   EXPECT_THROW(check_cpu_settings(*ref, s), SettingError);
 }
 
-// The calibration pass records each conv/fc input's exact range.
-// and the range of every output that a conv, fc or Add reads, and of every residual sum (an Add,
-// the ReLU after one), under output_range_key.
+// The calibration pass records each conv/fc input's exact range, and the range of every output
+// that a conv, fc or Add reads and of every residual sum (an Add, the ReLU after one), under
+// output_range_key.
 TEST(Calibration, RangesOfEveryLayerInput) {
   Graph g({1, 2, 4, 4});
   const int c1 = g.conv(g.input(), 3, 3, 1, 1, true, "c1");

@@ -7,8 +7,8 @@
 // is then its dst (before the ReLU post-op). In bf16 (Context::compute) the src, weights and
 // diff_dst are converted to bf16 on the way in; dst, diff_src and diff weights stay f32. In int8
 // (Context::int8, inference) the same layer runs on quantized inputs (int8.hpp) where oneDNN has an
-// optimized int8 kernel for it, in FP32 otherwise; its output is quantized for its reader where
-// that is an int8 layer too (Epilogue::reader).
+// optimized int8 kernel for it, in FP32 otherwise; its output is quantized where every reader
+// takes int8 (Epilogue::readers), and a residual sum onto a quantized shortcut is quantized too.
 #include <cmath>
 #include <cstring>
 #include <stdexcept>

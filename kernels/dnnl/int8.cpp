@@ -140,6 +140,8 @@ class Fp32InputsOp final : public Op {
     inner_ = make(Inputs(made));
   }
 
+  bool made() const { return inner_ != nullptr; }
+
   void forward(const OpContext& x) override {
     std::vector<const Tensor*> now(x.src.begin(), x.src.end());
     for (std::size_t i = 0; i < now.size() && i < scales_.size(); ++i) {
@@ -365,7 +367,9 @@ std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
                                      const std::function<std::unique_ptr<Op>(Inputs)>& make) {
   const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
   if (!any) return make(src);
-  return std::make_unique<Fp32InputsOp>(c, src, make);
+  auto op = std::make_unique<Fp32InputsOp>(c, src, make);
+  if (!op->made()) return nullptr;  // make declined (a fusion the backend does not do)
+  return op;
 }
 
 std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
