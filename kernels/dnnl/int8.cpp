@@ -363,10 +363,17 @@ std::optional<ActivationQuantization> stored_quantization(const Context& c, cons
   return ActivationQuantization{compat::data_type_of(desc_of(t)), scale};
 }
 
+namespace {
+
+bool any_quantized(const Context& c, Inputs src) {
+  return std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(c, *t) > 0.0f; });
+}
+
+}  // namespace
+
 std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
                                      const std::function<std::unique_ptr<Op>(Inputs)>& make) {
-  const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
-  if (!any) return make(src);
+  if (!any_quantized(*c, src)) return make(src);
   auto op = std::make_unique<Fp32InputsOp>(c, src, make);
   if (!op->made()) return nullptr;  // make declined (a fusion the backend does not do)
   return op;
@@ -374,8 +381,7 @@ std::unique_ptr<Op> with_fp32_inputs(const ContextPtr& c, Inputs src,
 
 std::unique_ptr<Op> make_fp32_fallback(const ContextPtr& c, const Node& node, Inputs src,
                                        const std::function<std::unique_ptr<Op>(Inputs)>& make) {
-  const bool any = std::any_of(src.begin(), src.end(), [&](const Tensor* t) { return quantized_scale(*c, *t) > 0.0f; });
-  c->fp32_in_int8.push_back(any ? node.name + " (on its input rounded to int8)" : node.name);
+  c->fp32_in_int8.push_back(any_quantized(*c, src) ? node.name + " (on its input rounded to int8)" : node.name);
   return with_fp32_inputs(c, src, make);
 }
 
