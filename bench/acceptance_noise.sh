@@ -120,13 +120,16 @@ elapsed=$(($(date +%s) - start))
 # nights FIRST (default 1) to NIGHTS.
 table() {
   local suffix=$1 first=${2:-1} kind n failed failures hit cron f file previous regressions regressed stalls
-  local nights=$((NIGHTS - first + 1))
+  local nights
   printf '%-10s %6s %7s %9s %16s %10s %12s %18s %14s\n' kind nights failed fraction "failures/night" "cron fails" \
     "REGRESSION" "nights SUITE hit" "stalls named"
   for kind in $KINDS; do
-    failed=0 failures=0 hit=0 cron=0 previous="" regressed=0 stalls=0
+    failed=0 failures=0 hit=0 cron=0 previous="" regressed=0 stalls=0 nights=0
     for n in $(seq "$first" "$NIGHTS"); do
       file=$OUT/$kind/$n/verdict$suffix.txt
+      # A round not judged against nights (too few clean nights before it) is not counted there.
+      [ -z "$suffix" ] || [ -e "$file" ] || continue
+      nights=$((nights + 1))
       f=$(grep -c '^failure:' "$file" 2>/dev/null)
       if [ -z "$suffix" ]; then [ "$(cat "$OUT/$kind/$n.status")" = 0 ] || failed=$((failed + 1))
       else [ "${f:-0}" = 0 ] || failed=$((failed + 1)); fi
@@ -143,6 +146,7 @@ table() {
       fi
       previous=$regressions
     done
+    [ "$nights" -gt 0 ] || continue
     printf '%-10s %6d %7d %9.2f %16.2f %10d %12d %18s %14d\n' "$kind" "$nights" "$failed" "$(echo "$failed / $nights" | bc -l)" \
       "$(echo "$failures / $nights" | bc -l)" "$cron" "$regressed" "$([ "$kind" = unchanged ] && echo - || echo "$hit")" "$stalls"
   done
@@ -162,30 +166,60 @@ if [ -n "${REJUDGE_ARGS:-}" ]; then
   table -rejudged
 fi
 
-# With REBLESS_NIGHTS=K: a second reference blessed from the first K unchanged nights (each night a
-# run of its own, separated by the other kinds' nights, as nightly references should be:
-# docs/ACCEPTANCE.md, "Runs from separate nights"), and nights K+1..NIGHTS of every kind judged
-# against it with ACCEPT_SUMMARY_ARGS.
+# With REBLESS_NIGHTS=K: nights K+1..NIGHTS of every kind judged again as acceptance_cron.sh judges
+# them by default (REFERENCE_NIGHTS=K): each round's nights against a reference blessed from the
+# last K clean unchanged nights before it (each night a run of its own, the other kinds' nights
+# between them: docs/ACCEPTANCE.md, "Runs from separate nights"). A clean night is an unchanged
+# night with no failing verdict against its own reference (the back-to-back one until K clean
+# nights exist); a night bless.sh refuses (its stalls, say) is left out and an older one taken, as
+# cron does.
 if [ -n "${REBLESS_NIGHTS:-}" ]; then
   [[ "$REBLESS_NIGHTS" =~ ^[0-9]+$ ]] && [ "$REBLESS_NIGHTS" -ge 3 ] && [ "$REBLESS_NIGHTS" -lt "$NIGHTS" ] ||
     { echo "${0##*/}: REBLESS_NIGHTS '$REBLESS_NIGHTS' is not a count from 3 to NIGHTS - 1" >&2; exit 2; }
-  nights_ref=$OUT/reference-nights
-  night_dirs=()
-  for n in $(seq "$REBLESS_NIGHTS"); do night_dirs+=("$OUT/unchanged/$n"); done
-  if REFERENCE_DIR=$nights_ref BLESS_MIN_RUNS=$REBLESS_NIGHTS "$here/../jobscripts/bless.sh" "${night_dirs[@]}" noise "$SET" \
-       > "$OUT/rebless.log" 2>&1; then
-    read -ra summary_args <<<"${ACCEPT_SUMMARY_ARGS:-}"
-    for kind in $KINDS; do
-      for n in $(seq $((REBLESS_NIGHTS + 1)) "$NIGHTS"); do
-        "$HPCNN_BIN/hpcnn-summary" --compare "$nights_ref/noise/$SET" "${summary_args[@]}" "$OUT/$kind/$n" \
-          > "$OUT/$kind/$n/verdict-nights.txt" 2>&1
-      done
+  read -ra summary_args <<<"${ACCEPT_SUMMARY_ARGS:-}"
+  # passed_blessed N: unchanged night N passed against the blessed runs (acceptance.sh's exit 0).
+  passed_blessed() { [ "$(cat "$OUT/unchanged/$1.status" 2>/dev/null)" = 0 ]; }
+  clean=()
+  for n in $(seq "$REBLESS_NIGHTS"); do
+    passed_blessed "$n" && clean+=("$OUT/unchanged/$n")
+  done
+  windows=0 judged_from=""
+  mkdir -p "$OUT/reference-nights" || exit 1
+  for n in $(seq $((REBLESS_NIGHTS + 1)) "$NIGHTS"); do
+    for kind in $KINDS; do rm -f "$OUT/$kind/$n/verdict-nights.txt"; done
+    candidates=("${clean[@]}")
+    while [ "${#candidates[@]}" -ge "$REBLESS_NIGHTS" ]; do
+      window=("${candidates[@]: -$REBLESS_NIGHTS}")
+      key=$(printf '%s\n' "${window[@]}" | sed 's|.*/||' | paste -sd-)
+      nights_ref=$OUT/reference-nights/$key
+      [ -e "$nights_ref/noise/$SET/BLESSED" ] && break
+      if REFERENCE_DIR=$nights_ref BLESS_MIN_RUNS=$REBLESS_NIGHTS "$here/../jobscripts/bless.sh" "${window[@]}" noise "$SET" \
+           > "$nights_ref.log" 2>&1; then
+        windows=$((windows + 1)); break
+      fi
+      refused=$(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_ref.log" | head -n 1)
+      [ -n "$refused" ] || { echo "# the nights before night $n are not one reference ($nights_ref.log):"; tail -3 "$nights_ref.log"; break 2; }
+      mapfile -t candidates < <(printf '%s\n' "${candidates[@]}" | grep -Fxv -- "$refused")
+      mapfile -t clean < <(printf '%s\n' "${clean[@]}" | grep -Fxv -- "$refused")
     done
-    echo; echo "# nights $((REBLESS_NIGHTS + 1))-$NIGHTS judged against a reference of unchanged nights 1-$REBLESS_NIGHTS"
-    table -nights $((REBLESS_NIGHTS + 1))
-    grep -E '^(unstable|stability):' "$OUT/rebless.log"
-  else
-    echo "# the reference of unchanged nights 1-$REBLESS_NIGHTS was not blessed ($OUT/rebless.log):"; tail -5 "$OUT/rebless.log"
+    if [ "${#candidates[@]}" -lt "$REBLESS_NIGHTS" ]; then
+      # Too few clean nights yet: this round stays judged against the blessed runs, as cron's would.
+      passed_blessed "$n" && clean+=("$OUT/unchanged/$n")
+      continue
+    fi
+    judged_from=${judged_from:-$n}
+    for kind in $KINDS; do
+      "$HPCNN_BIN/hpcnn-summary" --compare "$nights_ref/noise/$SET" "${summary_args[@]}" "$OUT/$kind/$n" \
+        > "$OUT/$kind/$n/verdict-nights.txt" 2>&1
+      judged=$?
+      [ "$kind" != unchanged ] || [ "$judged" != 0 ] || [ "$(cat "$OUT/unchanged/$n.status")" = 2 ] ||
+        clean+=("$OUT/unchanged/$n")
+    done
+  done
+  if [ -n "$judged_from" ]; then
+    echo; echo "# nights $judged_from-$NIGHTS judged against the last $REBLESS_NIGHTS clean unchanged nights before each ($windows references)"
+    table -nights "$judged_from"
+    grep -E '^(unstable|stability):' "$nights_ref.log"
   fi
 fi
 

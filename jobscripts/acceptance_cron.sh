@@ -28,9 +28,21 @@
 # verdicts and the trend's, and the night's outcome); and HISTORY/<SYSTEM>/<SET>/index.html, every night's outcome and pages, newest first.
 # A night still running when the next starts makes the next one exit 1 at once (a lock), so runs
 # never overlap and disturb each other's timings.
+#
+# The reference a night is judged against: the system's blessed one (results/reference) until the
+# history holds REFERENCE_NIGHTS clean nights (passed, nothing flagged, no node lost) measured
+# after that blessing; from then on the last REFERENCE_NIGHTS of them, each a run of its own,
+# blessed into HISTORY/<SYSTEM>/<SET>/.reference-nights/ (jobscripts/bless.sh, with its checks: a
+# night it refuses, say for its stalls, is left out and an older one taken). Runs blessed back to
+# back hold one session's noise and level; nights hold what nights really do (docs/ACCEPTANCE.md,
+# "Runs from separate nights"). night.txt's first line after the exit statuses names the reference.
+# A slow drift then moves the reference with it: the trend over the nights is what catches it.
 # Environment (all optional):
 #   HISTORY     the history's root (default results/acceptance, relative to the current folder)
 #   TREND_RUNS  N of --trend N (default 15; with fewer runs the trend judges what there is)
+#   REFERENCE_NIGHTS  clean nights that become the reference (default 10; 0: always the blessed
+#               reference; else at least ACCEPT_MIN_RUNS); BLESS_MAX_STALLS is bless.sh's limit
+#               on a night's stalls there
 #   REFERENCE_DIR, HOSTFILE, HPCNN_LAUNCH (e.g. "mpirun --hostfile hosts"), ACCEPT_RANKS,
 #   ACCEPT_SUMMARY_ARGS and everything else acceptance.sh and jobscripts/common.sh read.
 # Exit: 0 the night passed, 1 it failed (above), 2 bad usage or an unusable reference.
@@ -44,6 +56,11 @@ SYSTEM=${2:-${HPCNN_SYSTEM:-$(hostname -s)}}
 [[ "$SYSTEM" =~ ^[A-Za-z0-9._-]+$ ]] || { echo "${0##*/}: bad system name '$SYSTEM' (letters, digits, . _ -)" >&2; exit 2; }
 TREND_RUNS=${TREND_RUNS:-15}
 [[ "$TREND_RUNS" =~ ^[0-9]+$ ]] && [ "$TREND_RUNS" -ge 3 ] || { echo "${0##*/}: TREND_RUNS '$TREND_RUNS' is not a count of 3 or more" >&2; exit 2; }
+MIN_RUNS=${ACCEPT_MIN_RUNS:-3}
+[[ "$MIN_RUNS" =~ ^[1-9][0-9]*$ ]] && [ "$MIN_RUNS" -ge 2 ] || { echo "${0##*/}: ACCEPT_MIN_RUNS '$MIN_RUNS' is not a count of 2 or more" >&2; exit 2; }
+REFERENCE_NIGHTS=${REFERENCE_NIGHTS:-10}
+[[ "$REFERENCE_NIGHTS" =~ ^(0|[1-9][0-9]*)$ ]] && { [ "$REFERENCE_NIGHTS" = 0 ] || [ "$REFERENCE_NIGHTS" -ge "$MIN_RUNS" ]; } ||
+  { echo "${0##*/}: REFERENCE_NIGHTS '$REFERENCE_NIGHTS' is not 0 or a count of at least ACCEPT_MIN_RUNS ($MIN_RUNS)" >&2; exit 2; }
 # sbatch runs a spooled copy of this script: common.sh is next to the script that was submitted.
 jobscripts=$(dirname "$0")
 [ -r "$jobscripts/common.sh" ] || jobscripts=$(dirname "$(scontrol show job "${SLURM_JOB_ID:?no common.sh next to $0}" | sed -n 's/^ *Command=//p')")
@@ -55,8 +72,73 @@ exec 9> "$history/.lock"
 flock -n 9 || { echo "${0##*/}: the previous $SET run on $SYSTEM is still running ($history/.lock): not starting another" >&2; exit 1; }
 
 night=$history/$(date -u +%Y%m%dT%H%M%SZ)
+while [ -e "$night" ]; do sleep 1; night=$history/$(date -u +%Y%m%dT%H%M%SZ); done  # one night a second
 previous=$(find "$history" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort | tail -n 1)
 echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) acceptance $SET on $SYSTEM into $night"
+
+# ---- tonight's reference: the blessed one, or the last REFERENCE_NIGHTS clean nights -------------
+blessed_root=${REFERENCE_DIR:-$jobscripts/../results/reference}
+blessed=$blessed_root/$SYSTEM/$SET
+nights_root=$history/.reference-nights
+# blessed_at: the blessing's UTC time in the nights' folder-name form (20261129T031500Z), from its
+# BLESSED note (a checkout's file times say when it was checked out, not blessed); empty if none.
+blessed_at() { sed -n '1s/^blessed \([0-9-]*\)T\([0-9:]*\)Z.*/\1T\2Z/p' "$blessed/BLESSED" 2>/dev/null | tr -d ':-'; }
+# clean_nights: the nights since the blessing that passed with nothing flagged and no node lost,
+# newest first, one per line.
+clean_nights() {
+  local since n
+  since=$(blessed_at)
+  while IFS= read -r n; do
+    # Older than the blessing: done (a night named with the blessing's own second began after it).
+    [[ "${n##*/}" < "$since" ]] && break
+    [ -s "$n/night.txt" ] && ! grep -q '^\(failed\|flagged\)' "$n/night.txt" && [ ! -s "$n/nodes_lost.txt" ] &&
+      printf '%s\n' "$n"
+  done < <(find "$history" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r)
+}
+# bless_nights: blesses the newest REFERENCE_NIGHTS clean nights into $nights_root (again only when
+# the window moved: its NIGHTS file lists the nights it holds), leaving out any night bless.sh
+# refuses; prints the nights, oldest first. Exit 1 when too few usable clean nights are left
+# (printing their number), 2 when bless.sh fails otherwise (its reason in $nights_root.log: the
+# nights are not one reference after a new build or machine, say).
+bless_nights() {
+  local -a candidates window
+  local refused
+  mapfile -t candidates < <(clean_nights)
+  while :; do
+    [ "${#candidates[@]}" -ge "$REFERENCE_NIGHTS" ] || { echo "${#candidates[@]}"; return 1; }
+    mapfile -t window < <(printf '%s\n' "${candidates[@]:0:$REFERENCE_NIGHTS}" | sort)
+    if [ "$(cat "$nights_root/$SYSTEM/$SET/NIGHTS" 2>/dev/null)" = "$(printf '%s\n' "${window[@]}")" ]; then
+      printf '%s\n' "${window[@]}"
+      return 0
+    fi
+    if BLESS_MIN_RUNS=$MIN_RUNS BLESS_ARGS=${ACCEPT_SUMMARY_ARGS:-} REFERENCE_DIR=$nights_root \
+         "$jobscripts/bless.sh" "${window[@]}" "$SYSTEM" "$SET" > "$nights_root.log" 2>&1; then
+      printf '%s\n' "${window[@]}" > "$nights_root/$SYSTEM/$SET/NIGHTS"
+      printf '%s\n' "${window[@]}"
+      return 0
+    fi
+    refused=$(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_root.log" | head -n 1)
+    [ -n "$refused" ] || return 2
+    cat "$nights_root.log" >> "$nights_root.refused"
+    mapfile -t candidates < <(printf '%s\n' "${candidates[@]}" | grep -Fxv -- "$refused")
+  done
+}
+reference_line="reference: blessed, $blessed"
+if [ "$REFERENCE_NIGHTS" != 0 ]; then
+  mkdir -p "$nights_root" || { echo "${0##*/}: cannot create $nights_root" >&2; exit 1; }
+  rm -f "$nights_root.refused"
+  window=$(bless_nights)
+  case $? in
+    0) export REFERENCE_DIR=$nights_root
+       reference_line="reference: the last $REFERENCE_NIGHTS clean nights ($(sed 's|.*/||' <<<"$window" | sed -n '1p;$p' | paste -sd' ' | sed 's/ / to /')), $nights_root/$SYSTEM/$SET" ;;
+    1) reference_line+=" ($window usable clean night(s) since its blessing; the last $REFERENCE_NIGHTS become the reference)" ;;
+    *) reference_line+=" (the last $REFERENCE_NIGHTS clean nights could not be blessed: $(grep -m1 '^bless\.sh: ' "$nights_root.log" | sed 's/^bless\.sh: //'))" ;;
+  esac
+  [ ! -s "$nights_root.refused" ] ||
+    reference_line+="; left out: $(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_root.refused" | sed 's|.*/||' | paste -sd' ') ($nights_root.refused)"
+fi
+echo "$reference_line"
+
 status=0
 OUT=$night "$jobscripts/acceptance.sh" "$SET" "$SYSTEM" || status=$?
 [ "$status" = 2 ] && exit 2
@@ -119,6 +201,7 @@ named_flagged=$(grep -Fxv -f <(printf '%s\n' "$named_lasting") <<<"$named_tonigh
 failed=0
 {
   echo "night $night: tonight exit $status, trend exit $trend"
+  echo "$reference_line"
   [ "$other_failures" = 0 ] || { echo "failed: $other_failures failure(s) that are not speed verdicts (STATUS, MISSING): $verdicts"; failed=1; }
   if [ "$status" != 0 ] && [ ! -s "$verdicts" ]; then
     echo "failed: acceptance.sh exited $status with no verdict against a reference (none yet, or it could not be used)"; failed=1

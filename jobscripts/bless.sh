@@ -57,7 +57,7 @@ shopt -s nullglob
 read -ra bless_args <<<"${BLESS_ARGS:-}"
 for dir in "${run_dirs[@]}"; do
   files=("$dir"/*.h5)
-  [ ${#files[@]} -gt 0 ] || { echo "${0##*/}: no result files (*.h5) in $dir: nothing to bless" >&2; exit 1; }
+  [ ${#files[@]} -gt 0 ] || { echo "${0##*/}: $dir is not blessed: it holds no result files (*.h5)" >&2; exit 1; }
   check=$("$HPCNN_BIN/hpcnn-summary" --compare "$dir" "${bless_args[@]}" "$dir" 2>&1)
   status=$?
   # A test's run (a fault injected: HPCNN_TEST_*) is no measurement of the system.

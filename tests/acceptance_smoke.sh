@@ -12,7 +12,10 @@
 #  6. an allreduce with a wrong element fails (STATUS) although it is as fast as the reference;
 #  7. a point missing on either side is reported (MISSING-now, MISSING-reference) and fails;
 #  8. unusable references, each one line and exit 2, nothing blessed: fewer runs than asked, a
-#     blessing of too few runs, runs that do not hold the same points.
+#     blessing of too few runs, runs that do not hold the same points;
+#  9. under cron, the clean nights since the blessing become the reference once there are
+#     REFERENCE_NIGHTS of them (the flagged and failed nights of step 5, a night older than the
+#     blessing and one bless.sh refuses left out); before, the blessed one.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 SLOW_NODE_QUIET=1 "$HPCNN_SRCDIR/bench/slow_node.sh" slices 75 true ||
   { echo "SKIP: bench/slow_node.sh cannot slow a command here (above)"; exit 77; }
@@ -153,6 +156,42 @@ one_line_2 "a run that lacks a point of the set" "$bless" "$out/bless/run-1" \
 one_line_2 "a missing reference" ./hpcnn-summary --compare "$out/nowhere" "$ref/run-1"
 mkdir -p "$out/empty"
 one_line_2 "a reference without result files" ./hpcnn-summary --compare "$out/empty" "$ref/run-1"
+
+step 9
+# 9. the nights as the reference, with REFERENCE_NIGHTS=2 (and 2 runs enough to judge with). The
+# history holds one clean night, step 3's (step 5's were flagged and failed), and a clean-looking
+# night older than the blessing (its night.txt alone): tonight is judged against the blessed
+# reference and becomes the second clean night. Then a clean-looking night without result files,
+# newer than both, which bless.sh refuses: the next night is judged against the two clean ones.
+hist="$out/hist/box/smoke"
+first=$(ls -d "$hist"/2*/ | head -n 1)
+first=${first%/}
+blessed=$(date -u -d "$(sed -n '1s/^blessed \([^ ]*\) .*/\1/p' "$ref/BLESSED")" +%s)
+older=$hist/$(date -u -d "@$((blessed - 1))" +%Y%m%dT%H%M%SZ)
+mkdir "$older" && cp "$first/night.txt" "$older/"
+sleep 1
+env ACCEPT_MIN_RUNS=2 REFERENCE_NIGHTS=2 HISTORY="$out/hist" "$cron" smoke box > "$out/cron3.log" 2>&1
+status=$?
+second=$(ls -d "$hist"/2*/ | tail -n 1)
+second=${second%/}
+[ "$status" = 0 ] && grep -q "^reference: blessed, .* (1 usable clean night(s) since its blessing; " "$second/night.txt" ||
+  { echo "FAIL: with one clean night, exit $status, want 0 against the blessed reference"; cat "$out/cron3.log"; fail=1; }
+empty=$hist/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir "$empty" && cp "$second/night.txt" "$empty/"
+sleep 1
+env ACCEPT_MIN_RUNS=2 REFERENCE_NIGHTS=2 HISTORY="$out/hist" "$cron" smoke box > "$out/cron4.log" 2>&1
+status=$?
+third=$(ls -d "$hist"/2*/ | tail -n 1)
+nights_ref="$hist/.reference-nights/box/smoke"
+want="reference: the last 2 clean nights (${first##*/} to ${second##*/}), $nights_ref; left out: ${empty##*/} "
+[ "$status" = 0 ] && grep -qF "$want" "$third/night.txt" ||
+  { echo "FAIL: with two clean nights, exit $status, want 0 and '$want'"; cat "$out/cron4.log"; fail=1; }
+[ "$(cat "$nights_ref/NIGHTS" 2>/dev/null)" = "$(printf '%s\n' "$first" "$second")" ] &&
+  [ "$(ls "$nights_ref"/run-2/*.h5 2>/dev/null | wc -l)" = "$(ls "$second"/*.h5 | wc -l)" ] ||
+  { echo "FAIL: $nights_ref does not hold the two clean nights"; cat "$nights_ref/NIGHTS"; fail=1; }
+grep -qF "reference $nights_ref" "$out/cron4.log" ||
+  { echo "FAIL: acceptance.sh did not judge against $nights_ref"; fail=1; }
+one_line_2 "REFERENCE_NIGHTS below ACCEPT_MIN_RUNS" env REFERENCE_NIGHTS=2 HISTORY="$out/hist" "$cron" smoke box
 
 # Bad usage: exit 2.
 "$script" weekly box > /dev/null 2>&1
