@@ -183,30 +183,23 @@ if [ -n "${REBLESS_NIGHTS:-}" ]; then
   for n in $(seq "$REBLESS_NIGHTS"); do
     passed_blessed "$n" && clean+=("$OUT/unchanged/$n")
   done
-  windows=0 judged_from=""
-  mkdir -p "$OUT/reference-nights" || exit 1
+  judged_from="" nights_ref=$OUT/reference-nights
+  # shellcheck source=jobscripts/bless_newest.sh
+  source "$here/../jobscripts/bless_newest.sh"
+  mkdir -p "$nights_ref" || exit 1
   for n in $(seq $((REBLESS_NIGHTS + 1)) "$NIGHTS"); do
     for kind in $KINDS; do rm -f "$OUT/$kind/$n/verdict-nights.txt"; done
-    candidates=("${clean[@]}")
-    while [ "${#candidates[@]}" -ge "$REBLESS_NIGHTS" ]; do
-      window=("${candidates[@]: -$REBLESS_NIGHTS}")
-      key=$(printf '%s\n' "${window[@]}" | sed 's|.*/||' | paste -sd-)
-      nights_ref=$OUT/reference-nights/$key
-      [ -e "$nights_ref/noise/$SET/BLESSED" ] && break
-      if REFERENCE_DIR=$nights_ref BLESS_MIN_RUNS=$REBLESS_NIGHTS "$here/../jobscripts/bless.sh" "${window[@]}" noise "$SET" \
-           > "$nights_ref.log" 2>&1; then
-        windows=$((windows + 1)); break
-      fi
-      refused=$(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_ref.log" | head -n 1)
-      [ -n "$refused" ] || { echo "# the nights before night $n are not one reference ($nights_ref.log):"; tail -3 "$nights_ref.log"; break 2; }
-      mapfile -t candidates < <(printf '%s\n' "${candidates[@]}" | grep -Fxv -- "$refused")
-      mapfile -t clean < <(printf '%s\n' "${clean[@]}" | grep -Fxv -- "$refused")
-    done
-    if [ "${#candidates[@]}" -lt "$REBLESS_NIGHTS" ]; then
-      # Too few clean nights yet: this round stays judged against the blessed runs, as cron's would.
-      passed_blessed "$n" && clean+=("$OUT/unchanged/$n")
-      continue
-    fi
+    mapfile -t newest_first < <(printf '%s\n' "${clean[@]}" | tac)
+    BLESS_MIN_RUNS=$REBLESS_NIGHTS bless_newest "$REBLESS_NIGHTS" "$nights_ref" noise "$SET" "$nights_ref.log" \
+      "${newest_first[@]}" > /dev/null
+    case $? in
+      1) # Too few clean nights yet: this round stays judged against the blessed runs, as cron's would.
+         passed_blessed "$n" && clean+=("$OUT/unchanged/$n")
+         continue ;;
+      2) echo "# the nights before night $n could not be blessed ($nights_ref.log):"; tail -3 "$nights_ref.log"; break ;;
+    esac
+    # A night bless.sh refused is no clean night for the rounds after it either.
+    [ ! -s "$nights_ref.log.refused" ] || mapfile -t clean < <(printf '%s\n' "${clean[@]}" | grep -Fxv -f <(bless_refused "$nights_ref.log.refused"))
     judged_from=${judged_from:-$n}
     for kind in $KINDS; do
       "$HPCNN_BIN/hpcnn-summary" --compare "$nights_ref/noise/$SET" "${summary_args[@]}" "$OUT/$kind/$n" \
@@ -217,7 +210,7 @@ if [ -n "${REBLESS_NIGHTS:-}" ]; then
     done
   done
   if [ -n "$judged_from" ]; then
-    echo; echo "# nights $judged_from-$NIGHTS judged against the last $REBLESS_NIGHTS clean unchanged nights before each ($windows references)"
+    echo; echo "# nights $judged_from-$NIGHTS judged against the last $REBLESS_NIGHTS clean unchanged nights before each"
     table -nights "$judged_from"
     grep -E '^(unstable|stability):' "$nights_ref.log"
   fi

@@ -95,47 +95,23 @@ clean_nights() {
       printf '%s\n' "$n"
   done < <(find "$history" -mindepth 1 -maxdepth 1 -type d -name '2*' | sort -r)
 }
-# bless_nights: blesses the newest REFERENCE_NIGHTS clean nights into $nights_root (again only when
-# the window moved: its NIGHTS file lists the nights it holds), leaving out any night bless.sh
-# refuses; prints the nights, oldest first. Exit 1 when too few usable clean nights are left
-# (printing their number), 2 when bless.sh fails otherwise (its reason in $nights_root.log: the
-# nights are not one reference after a new build or machine, say).
-bless_nights() {
-  local -a candidates window
-  local refused
-  mapfile -t candidates < <(clean_nights)
-  while :; do
-    [ "${#candidates[@]}" -ge "$REFERENCE_NIGHTS" ] || { echo "${#candidates[@]}"; return 1; }
-    mapfile -t window < <(printf '%s\n' "${candidates[@]:0:$REFERENCE_NIGHTS}" | sort)
-    if [ "$(cat "$nights_root/$SYSTEM/$SET/NIGHTS" 2>/dev/null)" = "$(printf '%s\n' "${window[@]}")" ]; then
-      printf '%s\n' "${window[@]}"
-      return 0
-    fi
-    if BLESS_MIN_RUNS=$MIN_RUNS BLESS_ARGS=${ACCEPT_SUMMARY_ARGS:-} REFERENCE_DIR=$nights_root \
-         "$jobscripts/bless.sh" "${window[@]}" "$SYSTEM" "$SET" > "$nights_root.log" 2>&1; then
-      printf '%s\n' "${window[@]}" > "$nights_root/$SYSTEM/$SET/NIGHTS"
-      printf '%s\n' "${window[@]}"
-      return 0
-    fi
-    refused=$(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_root.log" | head -n 1)
-    [ -n "$refused" ] || return 2
-    cat "$nights_root.log" >> "$nights_root.refused"
-    mapfile -t candidates < <(printf '%s\n' "${candidates[@]}" | grep -Fxv -- "$refused")
-  done
-}
+# shellcheck source=jobscripts/bless_newest.sh
+source "$jobscripts/bless_newest.sh"
 reference_line="reference: blessed, $blessed"
 if [ "$REFERENCE_NIGHTS" != 0 ]; then
   mkdir -p "$nights_root" || { echo "${0##*/}: cannot create $nights_root" >&2; exit 1; }
-  rm -f "$nights_root.refused"
-  window=$(bless_nights)
+  rm -f "$nights_root.log.refused"
+  mapfile -t clean < <(clean_nights)
+  window=$(BLESS_MIN_RUNS=$MIN_RUNS BLESS_ARGS=${ACCEPT_SUMMARY_ARGS:-} \
+           bless_newest "$REFERENCE_NIGHTS" "$nights_root" "$SYSTEM" "$SET" "$nights_root.log" "${clean[@]}")
   case $? in
     0) export REFERENCE_DIR=$nights_root
        reference_line="reference: the last $REFERENCE_NIGHTS clean nights ($(sed 's|.*/||' <<<"$window" | sed -n '1p;$p' | paste -sd' ' | sed 's/ / to /')), $nights_root/$SYSTEM/$SET" ;;
     1) reference_line+=" ($window usable clean night(s) since its blessing; the last $REFERENCE_NIGHTS become the reference)" ;;
     *) reference_line+=" (the last $REFERENCE_NIGHTS clean nights could not be blessed: $(grep -m1 '^bless\.sh: ' "$nights_root.log" | sed 's/^bless\.sh: //'))" ;;
   esac
-  [ ! -s "$nights_root.refused" ] ||
-    reference_line+="; left out: $(sed -n 's/^bless\.sh: \(.*\) is not blessed: .*/\1/p' "$nights_root.refused" | sed 's|.*/||' | paste -sd' ') ($nights_root.refused)"
+  [ ! -s "$nights_root.log.refused" ] ||
+    reference_line+="; left out: $(bless_refused "$nights_root.log.refused" | sed 's|.*/||' | paste -sd' ') ($nights_root.log.refused)"
 fi
 echo "$reference_line"
 
