@@ -8,7 +8,7 @@
 //
 //   hpcnn-simulate-rank.so report=FILE model=resnet50 image=32 classes=10 batch=64 exchange=ring
 //       servers=0 bucket_mb=25 optimizer=sgd warmup=1 steps=3 load_s=... forward_s=... backward_s=...
-//       update_s=... add_s=... copy_s=...
+//       update_s=... add_s=... copy_s=... alone=1    (alone=0: no exchange alone after the steps)
 //   hpcnn-simulate-rank.so report=FILE allreduce=BYTES exchange=ring warmup=2 steps=5 add_s=... copy_s=...
 //                                                     (hpcnn-allreduce's timed call instead of a step)
 //   hpcnn-simulate-rank.so report=FILE probe=1        (the platform's hosts, one per line)
@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -135,11 +136,20 @@ std::string simgrid_version_line() {
   return "simgrid_version=" + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) + "\n";
 }
 
+// Whether smpirun runs under hpcnn's CPU-clock interposer (simulate/sim_cpu_clock.cpp): this
+// thread has run the whole simulation, so its CPU clock reads zero only when the interposer answers.
+std::string cpu_clock_line() {
+  timespec t{};
+  (clock_gettime)(CLOCK_THREAD_CPUTIME_ID, &t);  // the C library's: SMPI's macro answers simulated time
+  return std::string("cpu_clock_interposed=") + (t.tv_sec == 0 && t.tv_nsec == 0 ? "1" : "0") + "\n";
+}
+
 void write_report(const std::string& path, const std::string& text, int rank = 0) {
   const std::string tmp = path + ".tmp" + std::to_string(rank);
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return;
   std::fputs(simgrid_version_line().c_str(), f);
+  std::fputs(cpu_clock_line().c_str(), f);
   std::fputs(text.c_str(), f);
   std::fclose(f);
   std::rename(tmp.c_str(), path.c_str());
@@ -179,8 +189,9 @@ void simulate(const Args& a, int rank) {
   // exchange below adds its own).
   const Traffic traffic = exchange->traffic();
   const double steps = number(a, "warmup") + number(a, "steps");
-  // The overlap figure's denominator, as hpcnn-scale measures it (< 0 for parameter servers).
-  if (exchange->is_worker()) isolated = exchange->isolated_exchange_seconds(grads.get());
+  // The overlap figure's denominator, as hpcnn-scale measures it (< 0 for parameter servers): as
+  // many messages again as a step's exchange, so it can be left out (--exchange-alone no).
+  if (exchange->is_worker() && number(a, "alone") != 0) isolated = exchange->isolated_exchange_seconds(grads.get());
   double mine[2] = {static_cast<double>(traffic.sent) / steps, static_cast<double>(traffic.received) / steps}, most[2] = {0, 0};
   MPI_Reduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   std::vector<double> iter, load, forward, backward, wait, update;

@@ -98,6 +98,11 @@ std::vector<OptionSpec> simulate_options() {
       {"smpirun", OptType::String, false, configured_smpirun(), "PATH",
        "SimGrid's smpirun: that of the SimGrid the rank program was built against (another version's cannot load it)"},
       {"sim-timeout", OptType::Float, false, "3600", "S", "a simulation running longer than this fails its point", {}, 1, 1e7},
+      {"exchange-alone", OptType::Choice, false, "yes", "yes|no",
+       "after the steps, also simulate one step's exchange alone, without the backward pass (comm_s, and the "
+       "overlap figure from it); no halves the wall time of a point whose exchange dominates it (the parameter "
+       "servers and --allreduce-sizes have none either way)",
+       "yes|no"},
       {"allreduce-sizes", OptType::String, true, "", "LIST",
        "instead of training steps, hpcnn-allreduce's timed call (a barrier, then one blocking allreduce) of these "
        "message sizes (K, M: binary): the points a measured hpcnn-allreduce is checked against"},
@@ -118,13 +123,49 @@ std::string rank_program() {
   return {};
 }
 
-bool on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
+// The CPU-clock interposer beside the rank program (simulate/sim_cpu_clock.cpp says why smpirun
+// gets it), or "" where the build has none: a simulation then runs the same, only slower.
+std::string cpu_clock_library() {
+  const std::string rank = rank_program();
+  std::error_code ec;
+  const fs::path library = fs::path(rank).parent_path() / "hpcnn-simulate-cpuclock.so";
+  if (rank.empty() || !fs::exists(library, ec)) return {};
+  // LD_PRELOAD splits its list at spaces and colons: such a path cannot be preloaded.
+  const std::string path = fs::absolute(library).string();
+  return path.find_first_of(" :") == std::string::npos ? path : std::string();
+}
+
+// This process's environment for smpirun, with the CPU-clock interposer preloaded first.
+std::vector<std::string> smpirun_environment() {
+  std::vector<std::string> env;
+  std::string preload = cpu_clock_library();
+  for (char** e = environ; *e; ++e) {
+    const std::string var = *e;
+    if (var.rfind("LD_PRELOAD=", 0) != 0) env.push_back(var);
+    else if (var.size() > 11) preload += (preload.empty() ? "" : ":") + var.substr(11);
+  }
+  if (!preload.empty()) env.push_back("LD_PRELOAD=" + preload);
+  return env;
+}
+
+// Where `program` runs from: itself when it names a path, else the first on PATH ("" if none).
+std::string program_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : std::string();
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
   for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  return false;
+    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return dir + "/" + program;
+  return {};
+}
+
+bool on_path(const std::string& program) { return !program_path(program).empty(); }
+
+// Whether the SimGrid of this smpirun was built by packaging/build_simgrid.sh with hpcnn's fixes to
+// its kernel (simgrid_fixes.py): the script leaves PREFIX/share/hpcnn/simgrid-fixes behind.
+bool simgrid_has_hpcnn_fixes(const std::string& smpirun) {
+  const std::string path = program_path(smpirun);
+  std::error_code ec;
+  return !path.empty() && fs::exists(fs::path(path).parent_path().parent_path() / "share/hpcnn/simgrid-fixes", ec);
 }
 
 // ---- the measured node -----------------------------------------------------------------------
@@ -270,6 +311,7 @@ struct SimPoint {
   NodeRates rates;
   std::string smpirun;
   double timeout_s = 3600;
+  bool exchange_alone = true;  // also simulate the exchange without the backward pass (comm_s)
   LibraryVersions* libraries = nullptr;  // the run's provenance: gets the SimGrid that ran the point
 };
 
@@ -351,6 +393,10 @@ SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir,
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const std::vector<std::string> environment = smpirun_environment();
+  std::vector<char*> envp;
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const std::string log_path = dir + "/smpirun.log";
   std::fflush(nullptr);  // the child must not write this process's buffered output again
   const pid_t child = fork();
@@ -361,7 +407,7 @@ SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir,
     const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (log < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) _exit(127);
     if (chdir(dir.c_str()) != 0) _exit(127);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   setpgid(child, child);
@@ -485,6 +531,8 @@ void set_platform_fields(Record& r, const SimPoint& s, const SimRun& run, const 
   r.set("node_rates_from", s.rates.from);
   r.set("sim_wall_s", run.wall_s);
   r.set("sim_pss_mib", run.pss_mib);
+  if (const auto it = run.report.find("cpu_clock_interposed"); it != run.report.end())
+    r.set("sim_cpu_clock_interposed", std::int64_t{it->second == "1"});
 }
 
 void set_record(Record& r, const SimPoint& s, const SimRun& run, const Platform* generated, std::size_t params,
@@ -599,14 +647,17 @@ SimPoint sim_point(const Options& o, const PointSettings& ps, const NodeRates& r
   s.rates = rates;
   s.smpirun = o.str("smpirun");
   s.timeout_s = o.real("sim-timeout");
+  s.exchange_alone = o.str("exchange-alone") == "yes";
   return s;
 }
 
-// SimGrid's version, as the rank program reported it, and the smpirun that ran it, in the run's
-// provenance (which keeps a library's first entry).
+// SimGrid's version, as the rank program reported it, whether build_simgrid.sh fixed its kernel,
+// and the smpirun that ran it, in the run's provenance (which keeps a library's first entry).
 void record_simgrid(const SimPoint& s, const SimRun& run) {
   const auto version = run.report.find("simgrid_version");
-  if (s.libraries && version != run.report.end()) s.libraries->push_back({"SimGrid", version->second + " (" + s.smpirun + ")"});
+  if (s.libraries && version != run.report.end())
+    s.libraries->push_back({"SimGrid", version->second + (simgrid_has_hpcnn_fixes(s.smpirun) ? " with hpcnn's fixes" : "") +
+                                            " (" + s.smpirun + ")"});
 }
 
 // One smpirun of the rank program with `program_args`, on the point's platform.
@@ -656,7 +707,8 @@ ResultPoint run_training_point(const Options& o, const PointSettings& ps, SimPoi
                                number_arg("servers", s.servers), number_arg("bucket_mb", s.bucket_mb),
                                shell_arg("optimizer", "sgd"), number_arg("warmup", s.warmup), number_arg("steps", s.steps),
                                number_arg("load_s", s.node.before_s), number_arg("forward_s", s.node.forward_s),
-                               number_arg("backward_s", s.node.backward_s), number_arg("update_s", s.node.update_s)},
+                               number_arg("backward_s", s.node.backward_s), number_arg("update_s", s.node.update_s),
+                               number_arg("alone", s.exchange_alone ? 1 : 0)},
                               generated);
   ResultPoint out;
   set_record(out.record, s, run, generated ? &*generated : nullptr, graph.param_count(), bucket_bytes);
@@ -735,6 +787,11 @@ int run_simulate_suite(int argc, char** argv) {
                 "reduce and broadcast)\n", simulated_exchange_names().c_str());
     std::printf("topologies: fat-tree, dragonfly, torus, flat\n");
     std::printf("rank program: %s\n", so.empty() ? "none (this build has no SimGrid: configure --with-simgrid)" : so.c_str());
+    if (!so.empty()) {
+      const std::string clock = cpu_clock_library();
+      std::printf("CPU-clock interposer preloaded into smpirun: %s\n",
+                  clock.empty() ? "none beside the rank program (simulations run slower, with the same figures)" : clock.c_str());
+    }
   };
   def.default_table = [](const Options& o) {
     return std::string(o.has("allreduce-sizes") ? "simulated-allreduce" : "simulation");

@@ -24,7 +24,14 @@
 #     server's point, whose workers apply no optimizer, is refused (exit 2);
 #  7. the node's add and copy rates: hpcnn-train and hpcnn-scale record them, and a simulation
 #     charges the measured node's (node_rates_from names the --compute file), the options' where
-#     given, each rate on its own.
+#     given, each rate on its own;
+#  8. what saves the simulation's wall time leaves its figures alone: the CPU-clock interposer
+#     preloaded into smpirun answers a program's thread CPU clock with zero and passes its
+#     monotonic clock on, and a ring point run with the rank program copied where no interposer
+#     lies beside it steps exactly as with it (each record says which it ran under), as with a
+#     LD_PRELOAD of the user's beside it; it needs the C library only; --exchange-alone no steps exactly as yes, without
+#     comm_s and overlap; build_simgrid.sh's fixes to SimGrid's source apply once, are then found
+#     in place, and a source they do not fit stops the build (exit 1, one line).
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
@@ -178,4 +185,64 @@ check(float(a) == 3 and abs(float(c) / copy - 1) < 0.01 and src == f'add: option
       f'--add-gbps alone: {add_only}')
 sys.exit(1 if bad else 0)
 EOF
+
+# 8. the interposer and --exchange-alone
+clock=simulate/hpcnn-simulate-cpuclock.so
+if [ -e "$clock" ]; then
+  read -r thread mono <<<"$(LD_PRELOAD=$PWD/$clock python3 -c 'import time
+sum(range(3000000)); a = time.monotonic(); time.sleep(0.05)
+print(time.thread_time(), time.monotonic() - a)')"
+  echo "under the interposer: thread CPU clock $thread s, monotonic clock advanced $mono s"
+  python3 -c "import sys; sys.exit(not (float('$thread') == 0 and float('$mono') >= 0.04))" ||
+    { echo "FAIL: the interposer should zero the thread CPU clock only"; fail=1; }
+  needed=$(readelf -d "$clock" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  echo "the interposer needs: $needed"
+  [ "$needed" = "libc.so.6 " ] || { echo "FAIL: every program smpirun starts loads the interposer: it must need libc only"; fail=1; }
+else
+  echo "FAIL: the build has a rank program but no $clock"; fail=1
+fi
+mkdir "$out/no-interposer"
+cp simulate/hpcnn-simulate-rank.so "$out/no-interposer/"
+step() { ./hpcnn-summary --format csv --columns iter_median_s,comm_wait_s,bytes_sent,comm_s,overlap "$1" | tail -n 1; }
+interposed() { ./hpcnn-summary --format csv --columns sim_cpu_clock_interposed "$1" | tail -n 1; }
+ring16=(./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring --nodes 16 --steps 1 --quiet)
+run "${ring16[@]}" --output "$out/ring16"
+HPCNN_SIMULATE_RANK=$out/no-interposer/hpcnn-simulate-rank.so run "${ring16[@]}" --output "$out/ring16-no-interposer"
+run "${ring16[@]}" --exchange-alone no --output "$out/ring16-no-alone"
+LD_PRELOAD=libm.so.6 run "${ring16[@]}" --output "$out/ring16-user-preload"
+with=$(step "$out/ring16") without=$(step "$out/ring16-no-interposer") no_alone=$(step "$out/ring16-no-alone")
+[ "$(step "$out/ring16-user-preload")" = "$with" ] && [ "$(interposed "$out/ring16-user-preload")" = 1 ] ||
+  { echo "FAIL: with a LD_PRELOAD of the user's, smpirun should get both and step the same"; fail=1; }
+echo "ring at 16 nodes (iter, comm_wait, bytes, comm_s, overlap): $with; without the interposer: $without;" \
+  "--exchange-alone no: $no_alone"
+[ "$with" = "$without" ] || { echo "FAIL: the interposer changed the simulated step"; fail=1; }
+echo "sim_cpu_clock_interposed: $(interposed "$out/ring16") with it, $(interposed "$out/ring16-no-interposer") without"
+[ "$(interposed "$out/ring16")" = 1 ] && [ "$(interposed "$out/ring16-no-interposer")" = 0 ] ||
+  { echo "FAIL: the record should say whether smpirun ran under the interposer"; fail=1; }
+IFS=, read -r iter wait bytes comm overlap <<<"$with"
+[ -n "$comm" ] && [ "$no_alone" = "$iter,$wait,$bytes,," ] ||
+  { echo "FAIL: --exchange-alone no should step as yes ($iter,$wait,$bytes) without comm_s and overlap"; fail=1; }
+
+# build_simgrid.sh's fixes to SimGrid's source: applied once, then found in place; a source whose
+# code differs stops the build (exit 1) with one line naming the fix
+fake=$out/fake-simgrid/src/kernel/activity
+mkdir -p "$fake"
+python3 - "$HPCNN_SRCDIR/packaging/simgrid_fixes.py" "$fake/ActivityImpl.cpp" <<'EOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location('fixes', sys.argv[1])
+fixes = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fixes)
+open(sys.argv[2], 'w').write('// head\n' + '\n// between\n'.join(before for _, before, _ in fixes.FIXES) + '\n// tail\n')
+EOF
+fixer=(python3 "$HPCNN_SRCDIR/packaging/simgrid_fixes.py" "$out/fake-simgrid")
+first=$("${fixer[@]}") && second=$("${fixer[@]}") || { echo "FAIL: simgrid_fixes.py failed on a source it fits"; fail=1; }
+echo "$first"; echo "$second"
+[ "$(grep -c '^==> SimGrid fix applied' <<<"$first")" = 2 ] && [ "$(grep -c 'already in the source' <<<"$second")" = 2 ] ||
+  { echo "FAIL: want both fixes applied, then both found in place"; fail=1; }
+echo '// another version' > "$fake/ActivityImpl.cpp"
+"${fixer[@]}" > /dev/null 2> "$out/fixes.err"
+status=$?
+cat "$out/fixes.err"
+[ $status = 1 ] && [ "$(wc -l < "$out/fixes.err")" = 1 ] && grep -q 'differs' "$out/fixes.err" ||
+  { echo "FAIL: a source the fixes do not fit: want exit 1 and one line (got $status)"; fail=1; }
 exit $fail

@@ -110,6 +110,7 @@ const std::vector<Field>& fields() {
       {"node_rates_from", S, "",         "%s",     "hpcnn-simulate: where node_add_gbps and node_copy_gbps come from: options (--add-gbps, --copy-gbps), the --compute or --fit-link file (the measured node's), or this machine (measured at the start)", Setting, ""},
       {"sim_wall_s",      F, "s",        "%.3g",   "hpcnn-simulate: the simulation's own wall time on this machine", Figure, ""},
       {"sim_pss_mib",     F, "MiB",      "%.4g",   "hpcnn-simulate: the simulation's peak memory on this machine (proportional set size: shared buffers once)", Figure, ""},
+      {"sim_cpu_clock_interposed", I, "", "%lld",  "hpcnn-simulate: 1 when smpirun ran under hpcnn's CPU-clock interposer (lib/hpcnn/hpcnn-simulate-cpuclock.so, found beside the rank program: SMPI's reading of the thread CPU clock around every MPI call answered with zero, which leaves the figures as they are and takes a third off the wall time), 0 when not", Setting, ""},
       {"analytic_comm_s", F, "s",        "%.4g",   "alpha-beta-gamma estimate of one step's exchange alone (the scheme's textbook cost on the platform's link; compare comm_s)", Figure, ""},
       {"size_bytes",      I, "B",        "%lld",   "allreduce message size", Key, ""},
       {"time_avg_us",     F, "us",       "%.2f",   "allreduce time: mean over iterations, averaged over ranks", Figure, ""},
