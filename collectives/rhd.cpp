@@ -74,7 +74,7 @@ Schedule rhd_schedule(int rank, int size, std::size_t count) {
 }
 
 std::unique_ptr<Allreduce> make_rhd_allreduce(MPI_Comm comm) {
-  return std::make_unique<ScheduledAllreduce>(comm, rhd_schedule);
+  return std::make_unique<ScheduledAllreduce>(comm, listing(rhd_schedule));
 }
 
 double rhd_bucket_seconds(int workers, int /*servers*/, double n, const LinkCost& c) {

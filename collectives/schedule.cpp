@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 
 #include "base/activity.hpp"
 #include "base/errors.hpp"
@@ -12,6 +13,13 @@ std::size_t block_offset(std::size_t count, int parts, int i) {
   const std::size_t p = static_cast<std::size_t>(parts), k = static_cast<std::size_t>(i);
   const std::size_t base = count / p, extra = count % p;
   return k * base + std::min(k, extra);
+}
+
+Planner listing(Schedule (*schedule)(int rank, int size, std::size_t count)) {
+  return [schedule](int rank, int size, std::size_t count) {
+    auto listed = std::make_shared<const Schedule>(schedule(rank, size, count));
+    return Plan{listed->size(), [listed](std::size_t k) { return (*listed)[k]; }};
+  };
 }
 
 ScheduledAllreduce::ScheduledAllreduce(MPI_Comm comm, Planner planner) : planner_(std::move(planner)) {
@@ -51,10 +59,12 @@ void ScheduledAllreduce::begin(void* data, std::size_t count, bool bf16) {
   Operation op;
   op.data = data;
   op.bf16 = bf16;
-  op.steps = planner_(rank_, size_, count);
+  op.plan = planner_(rank_, size_, count);
   std::size_t scratch = 0;
-  for (const Step& s : op.steps)
+  for (std::size_t k = 0; k < op.plan.steps; ++k) {
+    const Step s = op.plan.step(k);
     if (s.reduce && s.recv_peer >= 0) scratch = std::max(scratch, bf16 ? (s.recv_count + 1) / 2 : s.recv_count);
+  }
   if (!spare_.empty()) {
     op.scratch = std::move(spare_.back());
     spare_.pop_back();
@@ -73,8 +83,9 @@ bool ScheduledAllreduce::advance(Operation& op, bool block) {
   const std::size_t bytes = op.bf16 ? sizeof(std::uint16_t) : sizeof(float);
   const MPI_Datatype type = op.bf16 ? MPI_UINT16_T : MPI_FLOAT;
   char* data = static_cast<char*>(op.data);
-  while (op.next < op.steps.size()) {
-    const Step& s = op.steps[op.next];
+  while (op.next < op.plan.steps) {
+    if (!op.posted) op.current = op.plan.step(op.next);
+    const Step& s = op.current;
     if (!op.posted) {
       if (s.recv_peer >= 0) {
         void* dst = s.reduce ? static_cast<void*>(op.scratch.data()) : data + s.recv_offset * bytes;
@@ -116,7 +127,7 @@ bool ScheduledAllreduce::progress() {
   // Every operation gets its turn (a later bucket's first step may be ready before an earlier
   // bucket's last one); finished operations leave from the front.
   for (Operation& op : ops_) advance(op, false);
-  while (!ops_.empty() && ops_.front().next == ops_.front().steps.size()) retire_front();
+  while (!ops_.empty() && ops_.front().next == ops_.front().plan.steps) retire_front();
   return ops_.empty();
 }
 

@@ -27,8 +27,18 @@ struct Step {
 };
 using Schedule = std::vector<Step>;
 
-// The schedule of `rank` out of `size` for summing `count` floats.
-using Planner = std::function<Schedule(int rank, int size, std::size_t count)>;
+// A rank's steps for one operation, made one at a time as they are posted. A ring has 2(P-1)
+// steps per bucket: listed for every bucket in flight they would take 2(P-1) x 24 x 56 bytes per
+// rank for ResNet-50's 24 buckets (2.7 MB at 1024 ranks), which a simulation holds for every rank.
+struct Plan {
+  std::size_t steps = 0;
+  std::function<Step(std::size_t k)> step;  // k < steps
+};
+
+// The plan of `rank` out of `size` for summing `count` floats.
+using Planner = std::function<Plan(int rank, int size, std::size_t count)>;
+// A planner that lists a rank's whole schedule when the operation starts (a few steps: rhd, trees).
+Planner listing(Schedule (*schedule)(int rank, int size, std::size_t count));
 
 // Partition of `count` floats into `parts` contiguous blocks whose sizes differ by at most one:
 // offset of block i (i == parts gives count).
@@ -50,7 +60,8 @@ class ScheduledAllreduce : public Allreduce {
   struct Operation {
     void* data = nullptr;
     bool bf16 = false;  // the elements are bf16 bit patterns (2 bytes), else floats
-    Schedule steps;
+    Plan plan;
+    Step current;          // plan.step(next), made when it is posted
     std::size_t next = 0;  // step to post or being waited for
     bool posted = false;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};

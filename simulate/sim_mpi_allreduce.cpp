@@ -64,7 +64,7 @@ Schedule binomial_schedule(int rank, int size, std::size_t count) {
 
 class SimulatedMpiAllreduce : public ScheduledAllreduce {
  public:
-  explicit SimulatedMpiAllreduce(MPI_Comm comm) : ScheduledAllreduce(comm, binomial_schedule) {
+  explicit SimulatedMpiAllreduce(MPI_Comm comm) : ScheduledAllreduce(comm, listing(binomial_schedule)) {
     MPI_Comm_dup(comm, &comm_);
     int size = 1;
     MPI_Comm_size(comm_, &size);

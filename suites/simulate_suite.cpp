@@ -26,11 +26,13 @@
 #include <vector>
 
 #include "base/errors.hpp"
+#include "base/program_path.hpp"
 #include "collectives/exchange.hpp"
 #include "collectives/float_rates.hpp"
 #include "engine/buckets.hpp"
 #include "engine/models.hpp"
 #include "harness/resources.hpp"
+#include "harness/signals.hpp"
 #include "harness/suite_runner.hpp"
 #include "harness/sweep.hpp"
 #include "harness/synthetic_data.hpp"
@@ -146,16 +148,6 @@ std::vector<std::string> smpirun_environment() {
   }
   if (!preload.empty()) env.push_back("LD_PRELOAD=" + preload);
   return env;
-}
-
-// Where `program` runs from: itself when it names a path, else the first on PATH ("" if none).
-std::string program_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0 ? program : std::string();
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return dir + "/" + program;
-  return {};
 }
 
 bool on_path(const std::string& program) { return !program_path(program).empty(); }
@@ -417,6 +409,14 @@ SimRun run_smpirun(const std::vector<std::string>& args, const std::string& dir,
     const pid_t done = waitpid(child, &status, WNOHANG);
     if (done == child) break;
     run.pss_mib = std::max(run.pss_mib, group_pss_mib(child));
+    // A stop signal (Ctrl-C, a batch system's time limit) ends the simulation now, not when the
+    // point is done (it can take an hour): smpirun's process group is its own, so the terminal's
+    // Ctrl-C does not reach it. The point is simulated again on --resume.
+    if (const int sig = stop_signal()) {
+      kill(-child, SIGKILL);
+      waitpid(child, &status, 0);
+      throw PointFailure(PointStatus::Interrupted, "signal " + std::to_string(sig) + " stopped the simulation");
+    }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
       kill(-child, SIGKILL);
       waitpid(child, &status, 0);
@@ -495,6 +495,8 @@ std::vector<std::string> platform_hosts(const std::string& smpirun, const std::s
   SimRun run;
   try {
     run = run_smpirun(args, dir.path, report, 120);
+  } catch (const PointFailure&) {
+    throw;
   } catch (const RuntimeError& e) {
     throw UsageError("--platform " + platform + ": SimGrid cannot load it (" + e.what() + ")");
   }
@@ -682,6 +684,8 @@ SimRun simulate(const SimPoint& s, const std::vector<std::string>& user_hosts, c
     SimRun run = run_smpirun(args, dir.path, report, s.timeout_s);
     record_simgrid(s, run);
     return run;
+  } catch (const PointFailure&) {
+    throw;
   } catch (const RuntimeError& e) {
     throw PointFailure(PointStatus::Failed, e.what());
   }

@@ -31,7 +31,10 @@
 #     lies beside it steps exactly as with it (each record says which it ran under), as with a
 #     LD_PRELOAD of the user's beside it; it needs the C library only; --exchange-alone no steps exactly as yes, without
 #     comm_s and overlap; build_simgrid.sh's fixes to SimGrid's source apply once, are then found
-#     in place, and a source they do not fit stops the build (exit 1, one line).
+#     in place, and a source they do not fit stops the build (exit 1, one line);
+#  9. a stop signal during a simulation (SIGTERM, as a batch system's time limit sends) ends it at
+#     once: smpirun's whole process group is gone, so is the scratch folder, the completed point is
+#     kept (exit 75), and --resume simulates the interrupted point as an uninterrupted run does.
 source "${HPCNN_SRCDIR:?}/tests/script_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ./hpcnn-simulate --list | grep -q '^rank program: none'; then
@@ -245,4 +248,33 @@ status=$?
 cat "$out/fixes.err"
 [ $status = 1 ] && [ "$(wc -l < "$out/fixes.err")" = 1 ] && grep -q 'differs' "$out/fixes.err" ||
   { echo "FAIL: a source the fixes do not fit: want exit 1 and one line (got $status)"; fail=1; }
+
+# 9. a stop signal during a simulation; its scratch folders go to a folder of the test's own
+ring128=(./hpcnn-simulate --compute "$node" --model lenet5 --batch 42 --exchange ring --steps 20 --quiet)
+interrupted=("${ring128[@]}" --nodes 16,128 --output "$out/interrupted" --run-id stop)
+mkdir "$out/scratch"
+TMPDIR=$out/scratch "${interrupted[@]}" > "$out/interrupted.out" 2>&1 &
+sim=$!
+for _ in $(seq 300); do  # until the 128-node point's smpirun runs (at most 30 s)
+  pgrep -f "smpirun -np 128 -platform $out/scratch/" > /dev/null && break
+  sleep 0.1
+done
+smpirun_group=$(pgrep -f "smpirun -np 128 -platform $out/scratch/" | head -n 1)
+sleep 0.5
+kill -TERM "$sim"
+started=$SECONDS
+wait "$sim"
+status=$?
+echo "stopped by SIGTERM: exit $status after $((SECONDS - started)) s: $(cat "$out/interrupted.out")"
+# its processes still alive (not zombies, which this container's init may never reap)
+left=$( [ -n "$smpirun_group" ] && ps -o pid=,stat= -g "$smpirun_group" | awk '$2 !~ /^Z/ {print $1}' | tr '\n' ' ')
+[ -n "$smpirun_group" ] && [ $status = 75 ] && [ -z "$left" ] && [ -z "$(ls -A "$out/scratch")" ] ||
+  { echo "FAIL: want exit 75, smpirun's group ($smpirun_group) gone (left: $left) and no scratch folder left"; fail=1; }
+TMPDIR=$out/scratch run "${interrupted[@]}" --resume
+run "${ring128[@]}" --nodes 128 --output "$out/uninterrupted"
+points() { ./hpcnn-summary --format csv --columns nodes,iter_median_s,comm_wait_s,bytes_sent,status "$1" | tail -n +2; }
+echo "resumed: $(points "$out/interrupted" | tr '\n' ' '); uninterrupted: $(points "$out/uninterrupted")"
+[ "$(points "$out/interrupted" | tail -n 1)" = "$(points "$out/uninterrupted")" ] &&
+  [ "$(points "$out/interrupted" | grep -c ',ok$')" = 2 ] ||
+  { echo "FAIL: the resumed run should hold both points, the 128-node one as an uninterrupted run has it"; fail=1; }
 exit $fail

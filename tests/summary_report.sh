@@ -31,6 +31,10 @@ if command -v gnuplot >/dev/null; then
   run ./hpcnn-summary --table breakdown --plot "$out/breakdown.svg" "$out/one" > /dev/null
   grep -q '<svg' "$out/breakdown.svg" || { echo "FAIL: no SVG written"; fail=1; }
 fi
+# Without gnuplot on PATH, --plot says so in one line (exit 1) and writes no plot.
+err=$(PATH=/nonexistent "$PWD/hpcnn-summary" --table breakdown --plot "$out/none.svg" "$out/one" 2>&1 >/dev/null); st=$?
+[ "$st" = 1 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q 'needs gnuplot' <<<"$err" && [ ! -e "$out/none.svg" ] ||
+  { echo "FAIL: --plot without gnuplot: want one line naming gnuplot, exit 1, no file (got $st: $err)"; fail=1; }
 # An unchanged run compared with itself passes.
 run ./hpcnn-summary --compare "$out/one" --tolerance 5% "$out/one" > /dev/null
 

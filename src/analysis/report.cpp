@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "base/errors.hpp"
+#include "base/program_path.hpp"
 #include "analysis/plots.hpp"
 #include "results/table.hpp"
 #include "analysis/table_presets.hpp"
@@ -155,14 +156,7 @@ namespace {
 
 // Runs gnuplot on the script (which names the output file).
 void run_gnuplot(const std::string& script, const std::string& file) {
-  bool found = false;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    std::string dir;
-    while (!found && std::getline(dirs, dir, ':'))
-      found = !dir.empty() && access((dir + "/gnuplot").c_str(), X_OK) == 0;
-  }
-  if (!found) throw RuntimeError("--plot needs gnuplot, which is not installed (apt-get install gnuplot-nox)");
+  if (program_path("gnuplot").empty()) throw RuntimeError("--plot needs gnuplot, which is not installed (apt-get install gnuplot-nox)");
   // gnuplot's messages go to a temporary file: its warnings (an x range of one point widened)
   // are no news to the user; when it fails, its first line says why.
   const char* tmp = std::getenv("TMPDIR");
