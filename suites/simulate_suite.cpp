@@ -308,8 +308,8 @@ struct SimPoint {
 };
 
 // What the simulation needs beyond its shared buffers: per rank a stack, SimGrid's bookkeeping and
-// the scheme's requests (measured at 60-250 KiB per rank, 0.3-1 GiB at 4096 ranks); shared, a few
-// copies of the parameters.
+// the scheme's requests (measured at 0.1-0.4 MiB per rank: 1.3-1.6 GB at 4096 ranks, docs/SIMULATION.md's
+// cost table); shared, a few copies of the parameters. An overestimate: a point it lets start fits.
 double estimated_bytes(const SimPoint& s, std::size_t params) {
   constexpr double kPerRank = 512.0 * 1024, kStack = 256.0 * 1024;
   return s.ranks * (kPerRank + kStack) + 8.0 * static_cast<double>(params) * sizeof(float) + 256.0 * 1024 * 1024;
